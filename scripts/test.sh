@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Every test of cairn, from a fresh clone: set-up, the Rust core and CLI (cargo test), the wasm
+# bindings in Node and in headless Chromium (wasm-pack test), the wasm module against the native
+# CLI under Node, and the demo page in Chromium (Playwright).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$SECONDS
+step() { printf '\n\033[1m== %s\033[0m (%ds)\n' "$*" $((SECONDS - started)) >&2; }
+
+step "set-up"
+scripts/setup.sh
+
+step "native build and cargo test"
+cargo build
+cargo test
+
+step "wasm builds (web for the demo, nodejs for the Node tests)"
+target/debug/cairn index tests/fixtures/docs --no-embed --out target/test-fixtures/lexical >/dev/null
+wasm-pack build --release --target web --out-dir pkg
+wasm-pack build --release --target nodejs --out-dir target/pkg-node
+scripts/build-demo-index.sh
+
+step "wasm-bindgen tests in Node and in headless Chromium"
+export WASM_BINDGEN_TEST_TIMEOUT=300
+wasm-pack test --release --node -- --test wasm
+CHROMEDRIVER=$(command -v chromedriver) WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --release --headless --chrome -- --test wasm
+
+step "wasm against native under Node, and the demo in Chromium (Playwright)"
+node --test --test-concurrency=1 tests/node/ tests/browser/
+
+step "all tests passed in $((SECONDS - started)) s"

@@ -1,0 +1,456 @@
+//! The CLI's commands. Errors are printed as `error: …` with what to do, and exit with status 1.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use cairn::embed::{self, Embedder, ModelFiles};
+use cairn::hit::{Fusion, SearchHit, SearchMode, SearchOptions};
+use cairn::index::{build, format, vector, IndexSettings};
+use cairn::{eval, ingest, Searcher};
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// The index file inside an index folder.
+const INDEX_FILE: &str = "index.cairn";
+/// The model folder inside an index folder: what a browser downloads to embed queries.
+const MODEL_DIR: &str = "model";
+
+#[derive(Parser)]
+#[command(name = "cairn", version, about = "Hybrid search that runs in the browser: build an index, search it, measure it")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build an index from Markdown, plain text and JSONL files or folders.
+    Index {
+        /// Files or folders to index.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The index folder to write (index.cairn, and model/ for the browser).
+        #[arg(long)]
+        out: PathBuf,
+        /// The sentence model's folder (model.safetensors, tokenizer.json, config.json).
+        #[arg(long, default_value = "models/all-MiniLM-L6-v2")]
+        model: PathBuf,
+        /// Build a lexical-only index: no embeddings, no model.
+        #[arg(long)]
+        no_embed: bool,
+        /// The largest chunk, in words.
+        #[arg(long, default_value_t = IndexSettings::default().chunk_words)]
+        chunk_words: u32,
+        /// Prefix of each file's URL (its path under the input folder follows).
+        #[arg(long, default_value = "")]
+        base_url: String,
+        /// Leave out files matching this glob (repeatable), e.g. '**/drafts/**'.
+        #[arg(long)]
+        exclude: Vec<String>,
+        /// Build an HNSW graph when there are at least this many chunks; fewer are scanned exactly.
+        #[arg(long, default_value_t = 20_000)]
+        graph_from: usize,
+        /// Chunks per model call when embedding.
+        #[arg(long, default_value_t = 32)]
+        batch_size: usize,
+    },
+    /// Search an index: human-readable hits, or SearchHit JSON with --json.
+    Search {
+        /// The index folder (or an index.cairn file).
+        index: PathBuf,
+        /// The query.
+        query: Option<String>,
+        /// Run every query of a BEIR queries.jsonl instead, printing one JSON line per query.
+        #[arg(long, conflicts_with = "query")]
+        queries: Option<PathBuf>,
+        #[arg(long, default_value_t = 10)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        search: SearchArgs,
+    },
+    /// Measure retrieval quality on a BEIR collection: nDCG@10, MRR@10, recall@100.
+    Eval {
+        /// The index folder (or an index.cairn file).
+        index: PathBuf,
+        /// BEIR queries.jsonl.
+        #[arg(long)]
+        queries: PathBuf,
+        /// BEIR qrels .tsv.
+        #[arg(long)]
+        qrels: PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        search: SearchArgs,
+    },
+    /// Print the embeddings of texts as JSON arrays, one a line (for checking targets agree).
+    Embed {
+        /// A model folder, or an index folder (its model/ is used).
+        #[arg(long, default_value = "models/all-MiniLM-L6-v2")]
+        model: PathBuf,
+        #[arg(required = true)]
+        texts: Vec<String>,
+    },
+}
+
+#[derive(clap::Args)]
+struct SearchArgs {
+    /// Which signals to use.
+    #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
+    mode: ModeArg,
+    /// How hybrid search fuses the signals.
+    #[arg(long, value_enum, default_value_t = FusionArg::Rrf)]
+    fusion: FusionArg,
+    /// The k of reciprocal rank fusion.
+    #[arg(long, default_value_t = 60.0)]
+    rrf_k: f32,
+    /// Weight of the semantic signal in weighted fusion (0 to 1).
+    #[arg(long, default_value_t = 0.5)]
+    semantic_weight: f32,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ModeArg {
+    Lexical,
+    Semantic,
+    Hybrid,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FusionArg {
+    Rrf,
+    Weighted,
+}
+
+impl SearchArgs {
+    fn options(&self, limit: u32) -> SearchOptions {
+        SearchOptions {
+            limit,
+            mode: match self.mode {
+                ModeArg::Lexical => SearchMode::Lexical,
+                ModeArg::Semantic => SearchMode::Semantic,
+                ModeArg::Hybrid => SearchMode::Hybrid,
+            },
+            fusion: match self.fusion {
+                FusionArg::Rrf => Fusion::Rrf,
+                FusionArg::Weighted => Fusion::Weighted,
+            },
+            rrf_k: self.rrf_k,
+            semantic_weight: self.semantic_weight,
+            ..SearchOptions::default()
+        }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Index { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size } => {
+            index(IndexArgs { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size })
+        }
+        Command::Search { index, query, queries, limit, json, search } => {
+            run_search(&index, query, queries, search.options(limit), json)
+        }
+        Command::Eval { index, queries, qrels, json, search } => run_eval(&index, &queries, &qrels, &search, json),
+        Command::Embed { model, texts } => run_embed(&model, &texts),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+struct IndexArgs {
+    inputs: Vec<PathBuf>,
+    out: PathBuf,
+    model: PathBuf,
+    no_embed: bool,
+    chunk_words: u32,
+    base_url: String,
+    exclude: Vec<String>,
+    graph_from: usize,
+    batch_size: usize,
+}
+
+fn index(args: IndexArgs) -> Result<()> {
+    let started = Instant::now();
+    let mut globs = globset::GlobSetBuilder::new();
+    for pattern in &args.exclude {
+        globs.add(globset::Glob::new(pattern).with_context(|| format!("--exclude {pattern:?} is not a valid glob"))?);
+    }
+    let exclude = globs.build()?;
+    let files = ingest::collect_files(&args.inputs, &exclude)?;
+    if files.is_empty() {
+        bail!("no .md, .markdown, .txt or .jsonl files found in {:?}", args.inputs);
+    }
+    // Load the model first: a missing model should fail before minutes of work.
+    let model = if args.no_embed { None } else { Some(load_source_model(&args.model)?) };
+
+    let settings = IndexSettings { chunk_words: args.chunk_words, ..IndexSettings::default() };
+    let options = ingest::IngestOptions { chunk_words: args.chunk_words as usize, base_url: args.base_url.clone() };
+    let bar = progress_bar(files.len() as u64, "reading");
+    let ingested = ingest::ingest(&files, &options, || bar.inc(1));
+    bar.finish_and_clear();
+    for skipped in &ingested.skipped {
+        eprintln!("skipped {skipped}");
+    }
+    let chunk_total: usize = ingested.documents.iter().map(|d| d.chunks.len()).sum();
+
+    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    let vectors = match &model {
+        None => None,
+        Some((embedder, source_sha)) => {
+            let web_sha = write_web_model(&args.model, &args.out.join(MODEL_DIR))?;
+            Some(build::VectorOptions {
+                embedder,
+                identity: vector::ModelIdentity {
+                    name: embed::MODEL_NAME.to_string(),
+                    dimension: embedder.dimension() as u32,
+                    source_weights_sha256: source_sha.clone(),
+                    web_weights_sha256: web_sha,
+                },
+                graph_from: args.graph_from,
+                graph: vector::GraphSettings::default(),
+                batch_size: args.batch_size,
+            })
+        }
+    };
+    let bar = progress_bar(chunk_total as u64, "embedding");
+    let index = build::build(ingested.documents, settings, vectors, |done, _| bar.set_position(done as u64))?;
+    bar.finish_and_clear();
+    let bytes = format::write(&index)?;
+    let path = args.out.join(INDEX_FILE);
+    std::fs::write(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    println!(
+        "indexed {} documents, {} chunks, {} bytes ({}) in {:.1} s{}",
+        index.documents.len(),
+        index.chunks.len(),
+        bytes.len(),
+        path.display(),
+        started.elapsed().as_secs_f64(),
+        if ingested.skipped.is_empty() { String::new() } else { format!("; skipped {}", ingested.skipped.len()) }
+    );
+    Ok(())
+}
+
+/// Loads the f32 model the index embeddings are made with; returns it and its weights' SHA-256.
+fn load_source_model(dir: &Path) -> Result<(Embedder, String)> {
+    let files = ModelFiles::read_dir(dir)?;
+    let embedder = Embedder::load(files)?;
+    let sha = embedder.weights_sha256().to_string();
+    Ok((embedder, sha))
+}
+
+/// Writes the model a browser downloads (f16 weights, tokenizer, config); returns the weights'
+/// SHA-256.
+fn write_web_model(source: &Path, out: &Path) -> Result<String> {
+    std::fs::create_dir_all(out)?;
+    let weights = std::fs::read(source.join(ModelFiles::WEIGHTS))?;
+    let weights_out = out.join(ModelFiles::WEIGHTS);
+    embed::write_f16_weights(&weights, &weights_out)?;
+    for name in [ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
+        std::fs::copy(source.join(name), out.join(name))?;
+    }
+    Ok(embed::sha256_hex(&std::fs::read(&weights_out)?))
+}
+
+fn progress_bar(len: u64, what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// Opens an index folder (or file) and, when it has embeddings and the mode needs them, its model.
+fn open(path: &Path, mode: SearchMode) -> Result<Searcher> {
+    let (file, dir) = if path.is_dir() { (path.join(INDEX_FILE), path.to_path_buf()) } else {
+        (path.to_path_buf(), path.parent().map(Path::to_path_buf).unwrap_or_default())
+    };
+    let bytes = std::fs::read(&file).with_context(|| format!("cannot read the index {}", file.display()))?;
+    let mut searcher = Searcher::from_bytes(&bytes).with_context(|| format!("{}", file.display()))?;
+    if searcher.has_vectors() && mode != SearchMode::Lexical {
+        searcher.load_model(ModelFiles::read_dir(&dir.join(MODEL_DIR))?)?;
+    }
+    Ok(searcher)
+}
+
+#[derive(Deserialize)]
+struct Query {
+    #[serde(alias = "id")]
+    _id: serde_json::Value,
+    text: String,
+}
+
+fn read_queries(path: &Path) -> Result<Vec<(String, String)>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, line)| {
+            let q: Query = serde_json::from_str(line)
+                .with_context(|| format!("{}:{}: expected {{\"_id\", \"text\"}}", path.display(), i + 1))?;
+            let id = match q._id {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            Ok((id, q.text))
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct QueryHits<'a> {
+    query_id: &'a str,
+    hits: Vec<SearchHit>,
+}
+
+fn run_search(path: &Path, query: Option<String>, queries: Option<PathBuf>, options: SearchOptions, json: bool) -> Result<()> {
+    let searcher = open(path, options.mode)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if let Some(queries) = queries {
+        let queries = read_queries(&queries)?;
+        let results: Vec<Result<Vec<SearchHit>>> =
+            queries.par_iter().map(|(_, text)| Ok(searcher.search(text, &options)?)).collect();
+        for ((id, _), hits) in queries.iter().zip(results) {
+            serde_json::to_writer(&mut out, &QueryHits { query_id: id, hits: hits? })?;
+            writeln!(out)?;
+        }
+        return Ok(());
+    }
+    let Some(query) = query else { bail!("give a QUERY, or --queries FILE") };
+    let hits = searcher.search(&query, &options)?;
+    if json {
+        serde_json::to_writer_pretty(&mut out, &hits)?;
+        writeln!(out)?;
+    } else {
+        print_hits(&mut out, &hits)?;
+    }
+    Ok(())
+}
+
+fn print_hits(out: &mut impl Write, hits: &[SearchHit]) -> Result<()> {
+    if hits.is_empty() {
+        writeln!(out, "no hits")?;
+    }
+    for hit in hits {
+        let c = &hit.citation;
+        let mut place = c.title.clone();
+        for heading in c.heading_path.iter().filter(|h| **h != c.title) {
+            place.push_str(" › ");
+            place.push_str(heading);
+        }
+        let location = c.url.clone().unwrap_or_else(|| c.doc_id.clone());
+        writeln!(out, "{:>2}. {place}  [{location}, lines {}-{}]", hit.rank, c.line_start, c.line_end)?;
+        let mut signals = format!("{:.4} {:?}", hit.score, hit.score_kind).to_lowercase();
+        if let Some(s) = &hit.signals.lexical {
+            signals.push_str(&format!("; lexical #{} {:.3}", s.rank, s.score));
+        }
+        if let Some(s) = &hit.signals.semantic {
+            signals.push_str(&format!("; semantic #{} {:.3}", s.rank, s.score));
+        }
+        writeln!(out, "    {signals}")?;
+        writeln!(out, "    {}", excerpt(hit, 240))?;
+    }
+    Ok(())
+}
+
+/// The hit's text cut to about `max` characters around its first highlight, terms in «».
+fn excerpt(hit: &SearchHit, max: usize) -> String {
+    let units: Vec<u16> = hit.text.encode_utf16().collect();
+    let first = hit.highlights.first().map_or(0, |h| h.start as usize);
+    let start = first.saturating_sub(max / 3);
+    let end = (start + max * 2).min(units.len());
+    let mut out = String::new();
+    let mut at = start;
+    for h in hit.highlights.iter().filter(|h| h.start as usize >= start && (h.end as usize) <= end) {
+        out.push_str(&String::from_utf16_lossy(&units[at..h.start as usize]));
+        out.push('«');
+        out.push_str(&String::from_utf16_lossy(&units[h.start as usize..h.end as usize]));
+        out.push('»');
+        at = h.end as usize;
+    }
+    out.push_str(&String::from_utf16_lossy(&units[at.min(end)..end]));
+    let chars: Vec<char> = out.split_whitespace().collect::<Vec<_>>().join(" ").chars().collect();
+    let mut text: String = chars.iter().take(max).collect();
+    if start > 0 {
+        text.insert(0, '…');
+    }
+    if chars.len() > max || end < units.len() {
+        text.push('…');
+    }
+    text
+}
+
+fn run_eval(path: &Path, queries: &Path, qrels: &Path, args: &SearchArgs, json: bool) -> Result<()> {
+    let qrels = eval::parse_qrels(&std::fs::read_to_string(qrels).with_context(|| format!("cannot read {}", qrels.display()))?)?;
+    let options = SearchOptions { candidates: Some(1000), highlight: false, ..args.options(1000) };
+    let searcher = open(path, options.mode)?;
+    let queries = read_queries(queries)?;
+    let started = Instant::now();
+    let rankings: Vec<Result<(String, Vec<String>)>> = queries
+        .par_iter()
+        .filter(|(id, _)| qrels.contains_key(id))
+        .map(|(id, text)| {
+            let hits = searcher.search(text, &options)?;
+            let mut seen = std::collections::HashSet::new();
+            let docs: Vec<String> =
+                hits.into_iter().map(|h| h.citation.doc_id).filter(|d| seen.insert(d.clone())).take(100).collect();
+            Ok((id.clone(), docs))
+        })
+        .collect();
+    let rankings: HashMap<String, Vec<String>> = rankings.into_iter().collect::<Result<_>>()?;
+    let (metrics, judged) = eval::evaluate(&rankings, &qrels);
+    let mode = format!("{:?}", options.mode).to_lowercase();
+    if json {
+        let report = serde_json::json!({
+            "index": path.display().to_string(),
+            "mode": mode,
+            "queries": judged,
+            "ndcgAt10": metrics.ndcg_at_10,
+            "mrrAt10": metrics.mrr_at_10,
+            "recallAt100": metrics.recall_at_100,
+            "seconds": started.elapsed().as_secs_f64(),
+        });
+        println!("{report}");
+    } else {
+        println!("| index | mode | queries | nDCG@10 | MRR@10 | recall@100 |");
+        println!("|---|---|---|---|---|---|");
+        println!(
+            "| {} | {mode} | {judged} | {:.3} | {:.3} | {:.3} |",
+            path.display(),
+            metrics.ndcg_at_10,
+            metrics.mrr_at_10,
+            metrics.recall_at_100
+        );
+    }
+    Ok(())
+}
+
+fn run_embed(model: &Path, texts: &[String]) -> Result<()> {
+    let dir = if model.join(MODEL_DIR).is_dir() { model.join(MODEL_DIR) } else { model.to_path_buf() };
+    let embedder = Embedder::load(ModelFiles::read_dir(&dir)?)?;
+    for text in texts {
+        println!("{}", serde_json::to_string(&embedder.embed(text)?)?);
+    }
+    Ok(())
+}

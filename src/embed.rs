@@ -1,0 +1,137 @@
+//! The sentence embedder: all-MiniLM-L6-v2 (a 6-layer BERT) run with candle, on both targets.
+//! Text is tokenized with the model's own `tokenizer.json`, truncated at 256 tokens, run through
+//! the encoder, mean-pooled over real tokens only (padding masked out) and L2-normalized, as
+//! sentence-transformers does. Natively it embeds chunks in batches at index time (candle's
+//! matrix kernels use every core); in the browser it embeds the query.
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use sha2::{Digest, Sha256};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+use crate::error::{Error, Result};
+
+/// The model's name as the index records it.
+pub const MODEL_NAME: &str = "sentence-transformers/all-MiniLM-L6-v2";
+/// The longest input the model was trained on, in tokens.
+pub const MAX_TOKENS: usize = 256;
+
+/// The three files a model is made of.
+pub struct ModelFiles {
+    pub weights: Vec<u8>,
+    pub tokenizer: Vec<u8>,
+    pub config: Vec<u8>,
+}
+
+impl ModelFiles {
+    pub const WEIGHTS: &'static str = "model.safetensors";
+    pub const TOKENIZER: &'static str = "tokenizer.json";
+    pub const CONFIG: &'static str = "config.json";
+
+    /// Reads `model.safetensors`, `tokenizer.json` and `config.json` from a folder.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn read_dir(dir: &std::path::Path) -> Result<Self> {
+        let read = |name: &str| {
+            std::fs::read(dir.join(name)).map_err(|e| {
+                Error::Model(format!(
+                    "cannot read {} ({e}); the model folder needs {}, {} and {} (run scripts/setup.sh to fetch all-MiniLM-L6-v2)",
+                    dir.join(name).display(),
+                    Self::WEIGHTS,
+                    Self::TOKENIZER,
+                    Self::CONFIG
+                ))
+            })
+        };
+        Ok(ModelFiles { weights: read(Self::WEIGHTS)?, tokenizer: read(Self::TOKENIZER)?, config: read(Self::CONFIG)? })
+    }
+}
+
+pub struct Embedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+    dimension: usize,
+    weights_sha256: String,
+}
+
+impl Embedder {
+    /// Loads a model from its files. Weights may be f32 or f16; they are computed in f32.
+    pub fn load(files: ModelFiles) -> Result<Self> {
+        let device = Device::Cpu;
+        let config: Config = serde_json::from_slice(&files.config)
+            .map_err(|e| Error::Model(format!("config.json is not a BERT config: {e}")))?;
+        let mut tokenizer = Tokenizer::from_bytes(&files.tokenizer)
+            .map_err(|e| Error::Model(format!("tokenizer.json cannot be read: {e}")))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
+            .map_err(|e| Error::Model(format!("cannot set truncation: {e}")))?;
+        tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
+        let weights_sha256 = sha256_hex(&files.weights);
+        let vb = VarBuilder::from_buffered_safetensors(files.weights, DType::F32, &device)
+            .map_err(|e| Error::Model(format!("model.safetensors cannot be read: {e}")))?;
+        let model = BertModel::load(vb, &config)
+            .map_err(|e| Error::Model(format!("the weights do not fit a BERT model with this config: {e}")))?;
+        Ok(Embedder { model, tokenizer, device, dimension: config.hidden_size, weights_sha256 })
+    }
+
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    /// SHA-256 (hex) of the weights file this embedder was loaded from.
+    pub fn weights_sha256(&self) -> &str {
+        &self.weights_sha256
+    }
+
+    /// Embeds one text.
+    pub fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(self.embed_batch(&[text])?.pop().expect("one text in, one vector out"))
+    }
+
+    /// Embeds texts together (padded to the longest); one normalized vector per text.
+    pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| Error::Model(format!("tokenization failed: {e}")))?;
+        let rows = encodings.len();
+        let cols = encodings[0].get_ids().len();
+        let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
+            encodings.iter().flat_map(|e| f(e).iter().copied()).collect()
+        };
+        let ids = Tensor::from_vec(flat(&|e| e.get_ids()), (rows, cols), &self.device)?;
+        let type_ids = Tensor::from_vec(flat(&|e| e.get_type_ids()), (rows, cols), &self.device)?;
+        let mask = Tensor::from_vec(flat(&|e| e.get_attention_mask()), (rows, cols), &self.device)?;
+        let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
+        // Mean over real tokens: sum(hidden · mask) / sum(mask).
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+        let counts = mask.sum(1)?;
+        let mean = summed.broadcast_div(&counts)?;
+        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
+        let normalized = mean.broadcast_div(&norms)?;
+        Ok(normalized.to_vec2::<f32>()?)
+    }
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Writes f32 safetensors weights to `out` as f16: half the bytes for the browser to download.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn write_f16_weights(weights: &[u8], out: &std::path::Path) -> Result<()> {
+    let tensors = candle_core::safetensors::load_buffer(weights, &Device::Cpu)?;
+    let mut halved = std::collections::BTreeMap::new();
+    for (name, tensor) in tensors {
+        let tensor = if tensor.dtype() == DType::F32 { tensor.to_dtype(DType::F16)? } else { tensor };
+        halved.insert(name, tensor);
+    }
+    let halved: std::collections::HashMap<_, _> = halved.into_iter().collect();
+    candle_core::safetensors::save(&halved, out)?;
+    Ok(())
+}

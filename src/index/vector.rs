@@ -1,0 +1,298 @@
+//! The vector index: one L2-normalized embedding per chunk, searched by cosine similarity.
+//! Small collections are scanned exactly with a SIMD dot product (wasm `simd128`, or the same
+//! lane layout natively so both targets add in the same order). Large ones carry an HNSW graph
+//! (instant-distance) built natively at index time; the graph holds the vectors itself, so they
+//! are stored once either way.
+
+use instant_distance::{Hnsw, Point, Search};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::index::lexical::ScoredChunk;
+
+/// Which model made the embeddings; a query must be embedded by the same one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelIdentity {
+    /// e.g. `sentence-transformers/all-MiniLM-L6-v2`.
+    pub name: String,
+    pub dimension: u32,
+    /// SHA-256 (hex) of the weights the index's embeddings were computed with.
+    pub source_weights_sha256: String,
+    /// SHA-256 (hex) of the weights shipped beside the index for query embedding.
+    pub web_weights_sha256: String,
+}
+
+/// An embedding as an HNSW point.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Embedding(pub Vec<f32>);
+
+impl Point for Embedding {
+    fn distance(&self, other: &Self) -> f32 {
+        1.0 - dot(&self.0, &other.0)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+enum Store {
+    /// Chunk i's vector at `[i * dim, (i + 1) * dim)`.
+    Flat(Vec<f32>),
+    /// The graph holds the vectors; `chunk_of_point[pid]` is the chunk of graph point `pid`.
+    Graph { hnsw: Hnsw<Embedding>, chunk_of_point: Vec<u32> },
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct VectorIndex {
+    pub model: ModelIdentity,
+    store: Store,
+    /// The graph's search beam (ef); larger is slower and more exact.
+    ef_search: u32,
+}
+
+/// The HNSW builder's settings, chosen by measurement (see `docs/benchmarks.md`).
+#[derive(Debug, Clone, Copy)]
+pub struct GraphSettings {
+    pub ef_construction: usize,
+    pub ef_search: usize,
+}
+
+impl Default for GraphSettings {
+    fn default() -> Self {
+        GraphSettings { ef_construction: 64, ef_search: 96 }
+    }
+}
+
+impl VectorIndex {
+    /// An exact-scan index over `vectors` (chunk order, each `model.dimension` long).
+    pub fn flat(model: ModelIdentity, vectors: Vec<f32>) -> Self {
+        VectorIndex { model, store: Store::Flat(vectors), ef_search: 0 }
+    }
+
+    /// An index with an HNSW graph over `vectors` (native only: building is slow).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn graph(model: ModelIdentity, vectors: Vec<f32>, settings: GraphSettings) -> Self {
+        let dim = model.dimension as usize;
+        let points: Vec<Embedding> = vectors.chunks_exact(dim).map(|v| Embedding(v.to_vec())).collect();
+        let (hnsw, point_of_chunk) = Hnsw::<Embedding>::builder()
+            .ef_construction(settings.ef_construction)
+            .ef_search(settings.ef_search)
+            .seed(0x6361_6972_6e)
+            .build_hnsw(points);
+        let mut chunk_of_point = vec![0u32; point_of_chunk.len()];
+        for (chunk, pid) in point_of_chunk.iter().enumerate() {
+            chunk_of_point[pid.into_inner() as usize] = chunk as u32;
+        }
+        VectorIndex { model, store: Store::Graph { hnsw, chunk_of_point }, ef_search: settings.ef_search as u32 }
+    }
+
+    pub fn dimension(&self) -> usize {
+        self.model.dimension as usize
+    }
+
+    pub fn has_graph(&self) -> bool {
+        matches!(self.store, Store::Graph { .. })
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.store {
+            Store::Flat(v) => v.len() / self.dimension().max(1),
+            Store::Graph { chunk_of_point, .. } => chunk_of_point.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn validate(&self, chunk_count: usize) -> Result<(), String> {
+        let dim = self.dimension();
+        if dim == 0 {
+            return Err("the vector index has dimension 0".into());
+        }
+        match &self.store {
+            Store::Flat(v) if v.len() != chunk_count * dim => {
+                Err(format!("the vector index holds {} values, expected {} chunks × {dim}", v.len(), chunk_count))
+            }
+            Store::Graph { hnsw, chunk_of_point } => {
+                if chunk_of_point.len() != chunk_count || chunk_of_point.iter().any(|&c| c as usize >= chunk_count) {
+                    return Err("the vector graph does not cover the index's chunks".into());
+                }
+                if hnsw.iter().any(|(_, p)| p.0.len() != dim) {
+                    return Err("a vector in the graph has the wrong dimension".into());
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The `limit` chunks most similar to `query` (normalized), best first, with cosine scores.
+    /// Uses the graph when there is one.
+    pub fn search(&self, query: &[f32], limit: usize) -> Result<Vec<ScoredChunk>> {
+        self.check_query(query)?;
+        match &self.store {
+            Store::Flat(_) => Ok(self.search_exact(query, limit)),
+            Store::Graph { hnsw, chunk_of_point } => {
+                let mut search = Search::default();
+                let point = Embedding(query.to_vec());
+                let mut hits: Vec<ScoredChunk> = hnsw
+                    .search(&point, &mut search)
+                    .take(limit)
+                    .map(|item| ScoredChunk {
+                        chunk: chunk_of_point[item.pid.into_inner() as usize],
+                        score: dot(query, &item.point.0),
+                    })
+                    .collect();
+                crate::search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
+                Ok(hits)
+            }
+        }
+    }
+
+    /// Exact search: every vector is scored.
+    pub fn search_exact(&self, query: &[f32], limit: usize) -> Vec<ScoredChunk> {
+        let mut hits: Vec<ScoredChunk> = match &self.store {
+            Store::Flat(vectors) => vectors
+                .chunks_exact(self.dimension())
+                .enumerate()
+                .map(|(chunk, v)| ScoredChunk { chunk: chunk as u32, score: dot(query, v) })
+                .collect(),
+            Store::Graph { hnsw, chunk_of_point } => hnsw
+                .iter()
+                .map(|(pid, p)| ScoredChunk { chunk: chunk_of_point[pid.into_inner() as usize], score: dot(query, &p.0) })
+                .collect(),
+        };
+        crate::search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
+        hits
+    }
+
+    fn check_query(&self, query: &[f32]) -> Result<()> {
+        if query.len() != self.dimension() {
+            return Err(Error::Model(format!(
+                "the query embedding has {} dimensions, the index's model ({}) has {}",
+                query.len(),
+                self.model.name,
+                self.dimension()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Dot product with 16 lanes of partial sums, added in a fixed order. On wasm32 with `simd128`
+/// the lanes are four `f32x4` registers; elsewhere the same arithmetic is written on arrays
+/// (which the compiler vectorizes), so both targets give bit-identical results.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        dot_simd128(a, b)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        dot_lanes(a, b)
+    }
+}
+
+#[cfg(any(test, not(all(target_arch = "wasm32", target_feature = "simd128"))))]
+fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 16];
+    let (a_body, a_tail) = a.split_at(a.len() - a.len() % 16);
+    let (b_body, b_tail) = b.split_at(a_body.len());
+    for (x, y) in a_body.chunks_exact(16).zip(b_body.chunks_exact(16)) {
+        for i in 0..16 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    finish(acc, a_tail, b_tail)
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn dot_simd128(a: &[f32], b: &[f32]) -> f32 {
+    use core::arch::wasm32::*;
+    let (a_body, a_tail) = a.split_at(a.len() - a.len() % 16);
+    let (b_body, b_tail) = b.split_at(a_body.len());
+    let mut acc = [f32x4_splat(0.0); 4];
+    for (x, y) in a_body.chunks_exact(16).zip(b_body.chunks_exact(16)) {
+        for lane in 0..4 {
+            // SAFETY: each chunk has 16 f32s, so offsets 0, 4, 8 and 12 each start four in bounds;
+            // v128_load has no alignment requirement.
+            let (xv, yv) = unsafe {
+                (v128_load(x.as_ptr().add(lane * 4) as *const v128), v128_load(y.as_ptr().add(lane * 4) as *const v128))
+            };
+            acc[lane] = f32x4_add(acc[lane], f32x4_mul(xv, yv));
+        }
+    }
+    let mut lanes = [0f32; 16];
+    for lane in 0..4 {
+        for j in 0..4 {
+            lanes[lane * 4 + j] = match j {
+                0 => f32x4_extract_lane::<0>(acc[lane]),
+                1 => f32x4_extract_lane::<1>(acc[lane]),
+                2 => f32x4_extract_lane::<2>(acc[lane]),
+                _ => f32x4_extract_lane::<3>(acc[lane]),
+            };
+        }
+    }
+    finish(lanes, a_tail, b_tail)
+}
+
+/// Adds the 16 lane sums pairwise, then the tail, in one fixed order.
+fn finish(mut acc: [f32; 16], a_tail: &[f32], b_tail: &[f32]) -> f32 {
+    let mut width = 8;
+    while width > 0 {
+        for i in 0..width {
+            acc[i] += acc[i + width];
+        }
+        width /= 2;
+    }
+    acc[0] + a_tail.iter().zip(b_tail).map(|(x, y)| x * y).sum::<f32>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn identity() -> ModelIdentity {
+        ModelIdentity { name: "test".into(), dimension: 20, source_weights_sha256: String::new(), web_weights_sha256: String::new() }
+    }
+
+    /// A pseudo-random unit vector (xorshift), distinct for every seed.
+    fn unit(seed: u32) -> Vec<f32> {
+        let mut state = seed.wrapping_mul(2654435761).wrapping_add(1);
+        let v: Vec<f32> = (0..20)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                (state % 2000) as f32 / 1000.0 - 1.0
+            })
+            .collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn dot_matches_naive_sum() {
+        let a: Vec<f32> = (0..37).map(|i| i as f32 * 0.5).collect();
+        let b: Vec<f32> = (0..37).map(|i| 1.0 - i as f32 * 0.25).collect();
+        let naive: f64 = a.iter().zip(&b).map(|(x, y)| (*x as f64) * (*y as f64)).sum();
+        assert!((dot_lanes(&a, &b) as f64 - naive).abs() < 1e-3);
+        assert_eq!(dot(&a, &b), dot_lanes(&a, &b));
+    }
+
+    #[test]
+    fn graph_and_flat_find_the_same_nearest() {
+        let vectors: Vec<f32> = (0..60).flat_map(unit).collect();
+        let flat = VectorIndex::flat(identity(), vectors.clone());
+        let graph = VectorIndex::graph(identity(), vectors, GraphSettings::default());
+        assert!(graph.validate(60).is_ok() && flat.validate(60).is_ok());
+        let query = unit(7);
+        let exact = flat.search(&query, 5).unwrap();
+        assert_eq!(exact[0].chunk, 7);
+        assert!((exact[0].score - 1.0).abs() < 1e-5);
+        let approx = graph.search(&query, 5).unwrap();
+        assert_eq!(approx.iter().map(|h| h.chunk).collect::<Vec<_>>(), exact.iter().map(|h| h.chunk).collect::<Vec<_>>());
+        assert_eq!(graph.search_exact(&query, 5), exact);
+        assert!(flat.search(&[1.0; 3], 5).is_err());
+    }
+}

@@ -1,0 +1,166 @@
+//! Ingestion (native only): finds the input files, reads each one with the reader for its
+//! format, and hands back documents already cut into chunks that know their source lines and
+//! offsets. A file that cannot be read is reported and skipped; it never stops the run.
+
+mod jsonl;
+mod markdown;
+mod text;
+
+use std::path::{Path, PathBuf};
+
+use globset::GlobSet;
+use rayon::prelude::*;
+
+use crate::chunk::{chunk_sections, ChunkDraft, LineIndex};
+use crate::error::{Error, Result};
+use crate::index::{Chunk, Document};
+
+/// A document and its chunks, ready to index (`Chunk::doc` is set by the index builder).
+#[derive(Debug, Clone)]
+pub struct SourceDocument {
+    pub document: Document,
+    pub chunks: Vec<Chunk>,
+}
+
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    pub chunk_words: usize,
+    /// Prefix of every file's URL; the file's path under its input folder follows it.
+    pub base_url: String,
+}
+
+/// An input file and the folder its id and URL are relative to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputFile {
+    pub root: PathBuf,
+    pub path: PathBuf,
+}
+
+impl InputFile {
+    /// The path under the root, with forward slashes: the document id of a file.
+    pub fn relative(&self) -> String {
+        let rel = self.path.strip_prefix(&self.root).unwrap_or(&self.path);
+        rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+    }
+}
+
+/// What came of ingesting the inputs.
+pub struct Ingested {
+    pub documents: Vec<SourceDocument>,
+    /// Files or records left out, and why.
+    pub skipped: Vec<Error>,
+}
+
+const EXTENSIONS: &[&str] = &["md", "markdown", "jsonl", "txt"];
+
+/// Lists the files to ingest, in a stable order: files given by name, and the supported files
+/// under folders given by name, less those matching an `exclude` glob.
+pub fn collect_files(inputs: &[PathBuf], exclude: &GlobSet) -> Result<Vec<InputFile>> {
+    let mut out = Vec::new();
+    for input in inputs {
+        let meta = std::fs::metadata(input)
+            .map_err(|e| Error::Ingest { path: input.display().to_string(), message: format!("cannot read it: {e}") })?;
+        if meta.is_file() {
+            // A file named by a relative path keeps that path as its id; an absolute one, its name.
+            let root = if input.is_relative() { PathBuf::new() } else { input.parent().map(Path::to_path_buf).unwrap_or_default() };
+            out.push(InputFile { root, path: input.clone() });
+            continue;
+        }
+        let mut files: Vec<PathBuf> = walkdir::WalkDir::new(input)
+            .follow_links(true)
+            .into_iter()
+            .filter_map(|entry| entry.ok())
+            .filter(|entry| entry.file_type().is_file())
+            .map(|entry| entry.into_path())
+            .filter(|path| has_supported_extension(path))
+            .collect();
+        files.sort();
+        out.extend(files.into_iter().map(|path| InputFile { root: input.clone(), path }));
+    }
+    out.retain(|file| !exclude.is_match(file.relative()) && !exclude.is_match(&file.path));
+    Ok(out)
+}
+
+fn has_supported_extension(path: &Path) -> bool {
+    extension(path).is_some_and(|e| EXTENSIONS.contains(&e.as_str()))
+}
+
+fn extension(path: &Path) -> Option<String> {
+    path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
+}
+
+/// Reads every file (in parallel, results in input order). `progress` is called once per file.
+pub fn ingest(files: &[InputFile], options: &IngestOptions, progress: impl Fn() + Sync) -> Ingested {
+    let results: Vec<(Vec<SourceDocument>, Vec<Error>)> = files
+        .par_iter()
+        .map(|file| {
+            let result = ingest_file(file, options);
+            progress();
+            match result {
+                Ok(done) => done,
+                Err(e) => (Vec::new(), vec![e]),
+            }
+        })
+        .collect();
+    let mut ingested = Ingested { documents: Vec::new(), skipped: Vec::new() };
+    for (documents, errors) in results {
+        ingested.documents.extend(documents);
+        ingested.skipped.extend(errors);
+    }
+    ingested
+}
+
+/// Reads one file: its documents, and the records in it that had to be skipped.
+pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<(Vec<SourceDocument>, Vec<Error>)> {
+    let path = file.path.display().to_string();
+    let fail = |message: String| Error::Ingest { path: path.clone(), message };
+    let bytes = std::fs::read(&file.path).map_err(|e| fail(format!("cannot read it: {e}")))?;
+    match extension(&file.path).as_deref() {
+        Some("md" | "markdown") => Ok((vec![markdown::read(file, &decode(&bytes), options)], Vec::new())),
+        Some("txt") => Ok((vec![text::read(file, &decode(&bytes), options)], Vec::new())),
+        Some("jsonl") => {
+            let text = std::str::from_utf8(&bytes).map_err(|e| fail(format!("JSONL must be UTF-8: {e}")))?;
+            Ok(jsonl::read(file, text, options))
+        }
+        _ => Err(fail(format!("unsupported file type; cairn reads {}", EXTENSIONS.join(", ")))),
+    }
+}
+
+/// Text from bytes: UTF-8 (a BOM is dropped); anything else is read as UTF-8 with invalid
+/// sequences replaced, so one bad byte does not lose a file.
+fn decode(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Turns chunk drafts into chunks with line ranges from `lines`.
+fn finish_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32) -> Vec<Chunk> {
+    drafts
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| Chunk {
+            doc: 0,
+            chunk_index: i as u32,
+            line_start: lines(d.source_start),
+            line_end: lines(d.source_end.saturating_sub(1).max(d.source_start)),
+            source_offset: d.source_start,
+            heading_path: d.heading_path,
+            anchor: d.anchor,
+            text: d.text,
+        })
+        .collect()
+}
+
+/// A file's chunks, with line numbers from its own text.
+fn chunk_file(sections: &[crate::chunk::Section], source: &str, options: &IngestOptions) -> Vec<Chunk> {
+    let lines = LineIndex::new(source);
+    finish_chunks(chunk_sections(sections, options.chunk_words), &|o| lines.line_of(o))
+}
+
+fn file_url(file: &InputFile, options: &IngestOptions) -> Option<String> {
+    Some(format!("{}{}", options.base_url, file.relative()))
+}
+
+fn file_stem(file: &InputFile) -> String {
+    file.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}

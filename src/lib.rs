@@ -1,0 +1,29 @@
+//! cairn: hybrid search (BM25 + sentence embeddings) that runs entirely in the browser.
+//!
+//! The pipeline, one module a stage:
+//! `ingest` (files → documents) → `chunk` (documents → passages) → `analyze` (text → terms)
+//! → `index` (lexical BM25 + vector, one binary file) → `search` (retrieve, fuse, highlight)
+//! → `hit` (the `SearchHit` a caller receives). `embed` runs the sentence model on both targets;
+//! `searcher` ties an index to its model. The CLI (`src/main.rs`, `cli`) and the wasm bindings
+//! (`wasm`) are thin shells over this core.
+
+pub mod analyze;
+pub mod embed;
+pub mod error;
+pub mod eval;
+pub mod hit;
+pub mod index;
+pub mod search;
+pub mod searcher;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod chunk;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod ingest;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
+pub use error::{Error, Result};
+pub use hit::{SearchHit, SearchOptions};
+pub use searcher::Searcher;

@@ -1,0 +1,117 @@
+//! Fusion: one ranking from the lexical and the semantic candidate lists. Reciprocal rank fusion
+//! (score = Σ 1 / (k + rank)) is the default; a weighted sum of min-max normalized scores is the
+//! option. Each fused candidate keeps every signal's own rank and score, so a hit explains itself.
+
+use std::collections::HashMap;
+
+use crate::hit::{Fusion, ScoreKind, SearchOptions};
+use crate::index::lexical::ScoredChunk;
+
+/// A chunk after fusion, with each signal's 1-based rank and score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub chunk: u32,
+    pub score: f32,
+    pub lexical: Option<(u32, f32)>,
+    pub semantic: Option<(u32, f32)>,
+}
+
+pub fn score_kind(fusion: Fusion) -> ScoreKind {
+    match fusion {
+        Fusion::Rrf => ScoreKind::Rrf,
+        Fusion::Weighted => ScoreKind::Weighted,
+    }
+}
+
+/// The candidates of a single signal, in its own order and with its own scores.
+pub fn single(lexical: &[ScoredChunk], semantic: &[ScoredChunk]) -> Vec<Candidate> {
+    let ranked = |list: &[ScoredChunk]| list.iter().enumerate().map(|(i, h)| (h.chunk, i as u32 + 1, h.score)).collect::<Vec<_>>();
+    let mut out: Vec<Candidate> = ranked(lexical)
+        .into_iter()
+        .map(|(chunk, rank, score)| Candidate { chunk, score, lexical: Some((rank, score)), semantic: None })
+        .collect();
+    out.extend(
+        ranked(semantic)
+            .into_iter()
+            .map(|(chunk, rank, score)| Candidate { chunk, score, lexical: None, semantic: Some((rank, score)) }),
+    );
+    out
+}
+
+/// Fuses the two lists (each best first) into one, best first.
+pub fn fuse(lexical: &[ScoredChunk], semantic: &[ScoredChunk], options: &SearchOptions) -> Vec<Candidate> {
+    let mut by_chunk: HashMap<u32, Candidate> = HashMap::new();
+    for (i, hit) in lexical.iter().enumerate() {
+        by_chunk.entry(hit.chunk).or_insert_with(|| empty(hit.chunk)).lexical = Some((i as u32 + 1, hit.score));
+    }
+    for (i, hit) in semantic.iter().enumerate() {
+        by_chunk.entry(hit.chunk).or_insert_with(|| empty(hit.chunk)).semantic = Some((i as u32 + 1, hit.score));
+    }
+    let mut fused: Vec<Candidate> = by_chunk.into_values().collect();
+    match options.fusion {
+        Fusion::Rrf => {
+            let k = options.rrf_k;
+            for c in &mut fused {
+                c.score = [c.lexical, c.semantic].iter().flatten().map(|&(rank, _)| 1.0 / (k + rank as f32)).sum();
+            }
+        }
+        Fusion::Weighted => {
+            let lexical_range = range(lexical);
+            let semantic_range = range(semantic);
+            let w = options.semantic_weight;
+            for c in &mut fused {
+                let lex = c.lexical.map_or(0.0, |(_, s)| normalize(s, lexical_range));
+                let sem = c.semantic.map_or(0.0, |(_, s)| normalize(s, semantic_range));
+                c.score = (1.0 - w) * lex + w * sem;
+            }
+        }
+    }
+    crate::search::top_k(&mut fused, usize::MAX, |c| c.score, |c| c.chunk);
+    fused
+}
+
+fn empty(chunk: u32) -> Candidate {
+    Candidate { chunk, score: 0.0, lexical: None, semantic: None }
+}
+
+fn range(list: &[ScoredChunk]) -> (f32, f32) {
+    list.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), h| (lo.min(h.score), hi.max(h.score)))
+}
+
+fn normalize(score: f32, (lo, hi): (f32, f32)) -> f32 {
+    if hi > lo {
+        (score - lo) / (hi - lo)
+    } else {
+        1.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(chunks: &[u32]) -> Vec<ScoredChunk> {
+        chunks.iter().enumerate().map(|(i, &chunk)| ScoredChunk { chunk, score: 10.0 - i as f32 }).collect()
+    }
+
+    #[test]
+    fn rrf_rewards_agreement_and_keeps_single_signal_hits() {
+        let fused = fuse(&list(&[1, 2, 3]), &list(&[2, 4]), &SearchOptions::default());
+        assert_eq!(fused.iter().map(|c| c.chunk).collect::<Vec<_>>(), vec![2, 1, 4, 3]);
+        let top = &fused[0];
+        assert_eq!(top.lexical, Some((2, 9.0)));
+        assert_eq!(top.semantic, Some((1, 10.0)));
+        assert!((top.score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-7);
+        let only_semantic = fused.iter().find(|c| c.chunk == 4).unwrap();
+        assert_eq!((only_semantic.lexical, only_semantic.semantic), (None, Some((2, 9.0))));
+    }
+
+    #[test]
+    fn weighted_fusion_normalizes_each_signal() {
+        let options = SearchOptions { fusion: Fusion::Weighted, semantic_weight: 1.0, ..SearchOptions::default() };
+        let fused = fuse(&list(&[1, 2]), &list(&[3, 1]), &options);
+        assert_eq!(fused[0].chunk, 3);
+        assert!((fused[0].score - 1.0).abs() < 1e-6);
+        assert_eq!(fused.last().unwrap().chunk, 2);
+    }
+}

@@ -1,0 +1,72 @@
+//! `Searcher`: a loaded index and, once it arrives, the model that embeds queries for it. Both
+//! shells (the CLI and the wasm bindings) search through this one type.
+
+use crate::embed::{Embedder, ModelFiles};
+use crate::error::{Error, Result};
+use crate::hit::{SearchHit, SearchMode, SearchOptions};
+use crate::index::{format, Index};
+use crate::search::{self, QueryVector};
+
+pub struct Searcher {
+    index: Index,
+    embedder: Option<Embedder>,
+}
+
+impl Searcher {
+    /// Loads an index from the bytes of an index file.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Ok(Searcher { index: format::read(bytes)?, embedder: None })
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// Whether the index has embeddings (and so can use a model).
+    pub fn has_vectors(&self) -> bool {
+        self.index.vectors.is_some()
+    }
+
+    pub fn model_ready(&self) -> bool {
+        self.embedder.is_some()
+    }
+
+    /// Loads the model that embeds queries, after checking it is the one the index was built with.
+    pub fn load_model(&mut self, files: ModelFiles) -> Result<()> {
+        let Some(vectors) = &self.index.vectors else {
+            return Err(Error::Model(
+                "this index has no embeddings (it was built with --no-embed), so it has no use for a model".into(),
+            ));
+        };
+        let embedder = Embedder::load(files)?;
+        let expected = &vectors.model;
+        let sha = embedder.weights_sha256();
+        if embedder.dimension() != vectors.dimension()
+            || (sha != expected.web_weights_sha256 && sha != expected.source_weights_sha256)
+        {
+            return Err(Error::Model(format!(
+                "this model does not match the index: the index was embedded with {} ({} dimensions, weights sha256 {}), the model given has {} dimensions and weights sha256 {sha}; load the model files written beside the index",
+                expected.name,
+                expected.dimension,
+                expected.web_weights_sha256,
+                embedder.dimension()
+            )));
+        }
+        self.embedder = Some(embedder);
+        Ok(())
+    }
+
+    /// Embeds a query with the loaded model.
+    pub fn embed_query(&self, query: &str) -> Result<Option<Vec<f32>>> {
+        self.embedder.as_ref().map(|e| e.embed(query)).transpose()
+    }
+
+    /// Runs a search. A semantic or hybrid search embeds the query when the model is loaded;
+    /// until then a hybrid search answers lexically.
+    pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
+        let vector =
+            if options.mode != SearchMode::Lexical && self.has_vectors() { self.embed_query(query)? } else { None };
+        let vector = vector.as_deref().map_or(QueryVector::NotReady, QueryVector::Ready);
+        search::search(&self.index, query, vector, options)
+    }
+}

@@ -1,0 +1,188 @@
+//! The CLI end to end, on real files: index the fixture documents, search them, read the JSON,
+//! check citations against the source files, and check that damaged indexes fail cleanly.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn cairn(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cairn")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("cairn runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = cairn(args);
+    assert!(out.status.success(), "cairn {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs")
+}
+
+/// A lexical-only index of the fixtures in a fresh temporary folder.
+fn lexical_index() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = ok(&["index", fixtures().to_str().unwrap(), "--no-embed", "--out", dir.path().to_str().unwrap()]);
+    assert!(summary.starts_with("indexed 6 documents,"), "{summary}");
+    dir
+}
+
+fn search_json(index: &Path, query: &str, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec!["search", index.to_str().unwrap(), query, "--json"];
+    args.extend_from_slice(extra);
+    serde_json::from_str::<Value>(&ok(&args)).unwrap().as_array().unwrap().clone()
+}
+
+fn utf16_slice(text: &str, start: u64, end: u64) -> String {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    String::from_utf16(&units[start as usize..end as usize]).unwrap()
+}
+
+#[test]
+fn search_returns_cited_hits() {
+    let index = lexical_index();
+    let hits = search_json(index.path(), "installing the wasm target", &["--mode", "lexical"]);
+    let top = &hits[0];
+    assert_eq!(top["rank"], 1);
+    assert_eq!(top["scoreKind"], "bm25");
+    let citation = &top["citation"];
+    assert_eq!(citation["docId"], "guide/install.md");
+    assert_eq!(citation["docType"], "md");
+    assert_eq!(citation["title"], "Installing Cairn");
+    assert_eq!(citation["url"], "guide/install.md#requirements");
+    assert_eq!(citation["headingPath"], serde_json::json!(["Installing Cairn", "Requirements"]));
+    assert_eq!(top["id"], format!("guide/install.md#{}", citation["chunkIndex"]));
+    assert!(top["signals"]["lexical"]["rank"] == 1 && top["signals"].get("semantic").is_none());
+
+    // The citation points at the text in the source file: its offset and its lines.
+    let source = std::fs::read_to_string(fixtures().join("guide/install.md")).unwrap();
+    let text = top["text"].as_str().unwrap();
+    let offset = citation["sourceOffset"].as_u64().unwrap() as usize;
+    assert!(source[offset..].starts_with(&text[..20]), "offset {offset} does not start {text:?}");
+    let lines: Vec<&str> = source.lines().collect();
+    let (first, last) = (citation["lineStart"].as_u64().unwrap() as usize, citation["lineEnd"].as_u64().unwrap() as usize);
+    assert!(lines[first - 1].starts_with("You need the Rust toolchain"), "{}", lines[first - 1]);
+    assert!(lines[last - 1].contains("rustup target add"), "{}", lines[last - 1]);
+
+    // Highlights slice to the words that matched.
+    let words: Vec<String> = top["highlights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| utf16_slice(text, h["start"].as_u64().unwrap(), h["end"].as_u64().unwrap()))
+        .collect();
+    assert!(words.iter().all(|w| w == "Installing" || w == "target"), "{words:?}");
+    assert_eq!(words.iter().filter(|w| *w == "target").count(), 3, "{words:?}");
+    assert!(words.contains(&"Installing".to_string()), "{words:?}");
+}
+
+#[test]
+fn highlights_are_utf16_on_accents_cjk_and_emoji() {
+    let index = lexical_index();
+    let hits = search_json(index.path(), "cafe 東京 search developers", &["--mode", "lexical"]);
+    let mut seen = Vec::new();
+    for hit in hits.iter().filter(|h| h["citation"]["docId"] == "international.md") {
+        let text = hit["text"].as_str().unwrap();
+        for h in hit["highlights"].as_array().unwrap() {
+            seen.push(utf16_slice(text, h["start"].as_u64().unwrap(), h["end"].as_u64().unwrap()));
+        }
+    }
+    for word in ["café", "東", "京", "search", "developers", "café-hop".split('-').next().unwrap()] {
+        assert!(seen.iter().any(|w| w == word), "{word} not highlighted in {seen:?}");
+    }
+    assert!(seen.iter().all(|w| w.chars().all(|c| c.is_alphanumeric())), "{seen:?}");
+}
+
+#[test]
+fn jsonl_records_plain_text_and_batch_queries() {
+    let index = lexical_index();
+    let hits = search_json(index.path(), "term frequency", &["--mode", "lexical"]);
+    assert_eq!(hits[0]["citation"]["docId"], "2");
+    assert_eq!(hits[0]["citation"]["docType"], "jsonl");
+    assert_eq!(hits[0]["citation"]["lineStart"], 2);
+    let hits = search_json(index.path(), "memorial", &["--mode", "lexical"]);
+    assert_eq!(hits[0]["citation"]["docId"], "notes.txt");
+    // The three short paragraphs fit one chunk: lines 1 to 6, paragraphs joined by a blank line.
+    assert_eq!((hits[0]["citation"]["lineStart"].as_u64(), hits[0]["citation"]["lineEnd"].as_u64()), (Some(1), Some(6)));
+    assert_eq!(hits[0]["text"].as_str().unwrap().matches("\n\n").count(), 2);
+
+    let queries = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(queries.path(), "{\"_id\": \"a\", \"text\": \"rank fusion\"}\n{\"_id\": 7, \"text\": \"stone\"}\n").unwrap();
+    let out = ok(&["search", index.path().to_str().unwrap(), "--queries", queries.path().to_str().unwrap(), "--limit", "2", "--json", "--mode", "lexical"]);
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["queryId"], "a");
+    assert_eq!(lines[0]["hits"][0]["citation"]["docId"], "rec-1");
+    assert_eq!(lines[1]["queryId"], "7");
+    assert!(lines[1]["hits"].as_array().unwrap().len() <= 2);
+}
+
+#[test]
+fn builds_are_deterministic_and_bad_records_are_skipped() {
+    let a = lexical_index();
+    let b = lexical_index();
+    assert_eq!(std::fs::read(a.path().join("index.cairn")).unwrap(), std::fs::read(b.path().join("index.cairn")).unwrap());
+
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("bad.jsonl");
+    std::fs::write(&input, "{\"_id\": \"ok\", \"text\": \"fine\"}\nnot json\n{\"text\": \"no id\"}\n").unwrap();
+    let out = cairn(&["index", input.to_str().unwrap(), "--no-embed", "--out", dir.path().join("idx").to_str().unwrap()]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.jsonl:2: not a JSON record"), "{stderr}");
+    assert!(stderr.contains("bad.jsonl:3: the record has no \"_id\""), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("indexed 1 documents"));
+}
+
+#[test]
+fn damaged_indexes_fail_with_clear_errors() {
+    let index = lexical_index();
+    let bytes = std::fs::read(index.path().join("index.cairn")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut flipped = bytes.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x5a;
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("truncated", bytes[..bytes.len() - 10].to_vec(), "truncated"),
+        ("flipped", flipped, "damaged"),
+        ("not-an-index", b"# just markdown\n".to_vec(), "not a cairn index"),
+        ("empty", Vec::new(), "not a cairn index"),
+    ];
+    for (name, content, expected) in cases {
+        let path = dir.path().join(format!("{name}.cairn"));
+        std::fs::write(&path, content).unwrap();
+        let out = cairn(&["search", path.to_str().unwrap(), "anything"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.starts_with("error: ") && stderr.contains(expected), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+    let out = cairn(&["search", dir.path().join("missing").to_str().unwrap(), "x"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the index"));
+}
+
+#[test]
+fn eval_reports_metrics_on_a_beir_collection() {
+    let adi = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/adi");
+    assert!(adi.exists(), "the eval collections are expected at {}", adi.display());
+    let dir = tempfile::tempdir().unwrap();
+    ok(&["index", adi.join("corpus.jsonl").to_str().unwrap(), "--no-embed", "--out", dir.path().to_str().unwrap()]);
+    let out = ok(&[
+        "eval",
+        dir.path().to_str().unwrap(),
+        "--queries",
+        adi.join("queries.jsonl").to_str().unwrap(),
+        "--qrels",
+        adi.join("qrels/test.tsv").to_str().unwrap(),
+        "--mode",
+        "lexical",
+        "--json",
+    ]);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["queries"], 35);
+    let ndcg = report["ndcgAt10"].as_f64().unwrap();
+    assert!(ndcg > 0.40 && ndcg <= 1.0, "nDCG@10 {ndcg}");
+    assert!(report["recallAt100"].as_f64().unwrap() > 0.9);
+}

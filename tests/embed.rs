@@ -1,0 +1,99 @@
+//! The embedder against an independent reference, and hybrid search end to end, with the real
+//! all-MiniLM-L6-v2 weights (scripts/setup.sh fetches them into models/).
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cairn::embed::{write_f16_weights, Embedder, ModelFiles};
+use serde_json::Value;
+
+fn model_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
+    assert!(dir.join("model.safetensors").exists(), "run scripts/setup.sh first: {} is missing", dir.display());
+    dir
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    dot / (norm(a) * norm(b))
+}
+
+#[test]
+fn embeddings_match_the_reference_implementation() {
+    let embedder = Embedder::load(ModelFiles::read_dir(&model_dir()).unwrap()).unwrap();
+    let reference: Value =
+        serde_json::from_str(include_str!("data/reference_embeddings.json")).expect("reference embeddings");
+    let sentences = reference["sentences"].as_array().unwrap();
+    let texts: Vec<&str> = sentences.iter().map(|s| s["text"].as_str().unwrap()).collect();
+    // One by one and as one padded batch: padding must not change a vector.
+    let batch = embedder.embed_batch(&texts).unwrap();
+    for (sentence, batched) in sentences.iter().zip(&batch) {
+        let expected: Vec<f32> = sentence["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+        let single = embedder.embed(sentence["text"].as_str().unwrap()).unwrap();
+        assert_eq!(single.len(), 384);
+        let c = cosine(&single, &expected);
+        assert!(c >= 0.9999, "{:?}: cosine {c}", sentence["text"]);
+        assert!(cosine(&single, batched) >= 0.99999, "{:?}: batching changed the vector", sentence["text"]);
+        let norm: f32 = single.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4);
+    }
+}
+
+#[test]
+fn half_precision_weights_keep_the_embeddings() {
+    let dir = model_dir();
+    let full = Embedder::load(ModelFiles::read_dir(&dir).unwrap()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let f16 = tmp.path().join("model.safetensors");
+    write_f16_weights(&std::fs::read(dir.join("model.safetensors")).unwrap(), &f16).unwrap();
+    let half_bytes = std::fs::read(&f16).unwrap();
+    let files = ModelFiles {
+        weights: half_bytes,
+        tokenizer: std::fs::read(dir.join("tokenizer.json")).unwrap(),
+        config: std::fs::read(dir.join("config.json")).unwrap(),
+    };
+    let half = Embedder::load(files).unwrap();
+    for text in ["A man is eating food.", "How is the index file laid out?", "東京の喫茶店 ☕"] {
+        let c = cosine(&full.embed(text).unwrap(), &half.embed(text).unwrap());
+        assert!(c >= 0.999, "{text}: f16 cosine {c}");
+    }
+}
+
+#[test]
+fn hybrid_search_finds_meaning_without_shared_words() {
+    let out = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs");
+    let cairn = env!("CARGO_BIN_EXE_cairn");
+    let status = Command::new(cairn)
+        .args(["index", fixtures.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--model", model_dir().to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for file in ["index.cairn", "model/model.safetensors", "model/tokenizer.json", "model/config.json"] {
+        assert!(out.path().join(file).exists(), "{file} missing");
+    }
+    let search = |query: &str, mode: &str| -> Vec<Value> {
+        let o = Command::new(cairn).args(["search", out.path().to_str().unwrap(), query, "--json", "--mode", mode]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap().as_array().unwrap().clone()
+    };
+    // No word of the query is in the document; only meaning connects them.
+    let hits = search("espresso bars in Japan", "semantic");
+    assert_eq!(hits[0]["citation"]["docId"], "international.md");
+    assert_eq!(hits[0]["scoreKind"], "cosine");
+    let semantic = &hits[0]["signals"]["semantic"];
+    assert_eq!(semantic["rank"], 1);
+    assert!((semantic["score"].as_f64().unwrap() + semantic["distance"].as_f64().unwrap() - 1.0).abs() < 1e-5);
+
+    let hits = search("stone trail markers", "hybrid");
+    assert_eq!(hits[0]["scoreKind"], "rrf");
+    assert_eq!(hits[0]["citation"]["docId"], "notes.txt");
+    let top = &hits[0]["signals"];
+    assert!(top.get("lexical").is_some() && top.get("semantic").is_some(), "{top}");
+    let rrf = 1.0 / (60.0 + top["lexical"]["rank"].as_f64().unwrap()) + 1.0 / (60.0 + top["semantic"]["rank"].as_f64().unwrap());
+    assert!((hits[0]["score"].as_f64().unwrap() - rrf).abs() < 1e-6);
+    // Every hybrid hit is explained by at least one signal.
+    assert!(hits.iter().all(|h| h["signals"].get("lexical").is_some() || h["signals"].get("semantic").is_some()));
+}

@@ -1,0 +1,34 @@
+// Shared by the Node and browser tests: paths, the native CLI, and index building.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+export const cli = join(root, "target/debug/cairn");
+export const fixtures = join(root, "tests/fixtures/docs");
+export const model = join(root, "models/all-MiniLM-L6-v2");
+export const evalDir = resolve(root, "../shared/eval");
+
+export function cairn(args, options = {}) {
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run cargo build first`);
+  return execFileSync(cli, args, { cwd: root, encoding: "utf8", maxBuffer: 1 << 28, ...options });
+}
+
+/** Builds an index of `inputs` into a fresh temporary folder and returns the folder. */
+export function buildIndex(inputs, extra = []) {
+  const out = mkdtempSync(join(tmpdir(), "cairn-test-"));
+  cairn(["index", ...inputs, "--out", out, ...extra]);
+  return out;
+}
+
+export function utf16Slice(text, start, end) {
+  return text.slice(start, end);
+}
+
+export function cosine(a, b) {
+  let dot = 0, na = 0, nb = 0;
+  for (let i = 0; i < a.length; i++) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
+  return dot / Math.sqrt(na * nb);
+}

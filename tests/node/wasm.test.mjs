@@ -1,0 +1,95 @@
+// The wasm module under Node (V8, as in Chromium) against the native CLI: the same queries give
+// the same ids in the same order, the same text embeds to the same vector, and damaged input
+// gives errors, not crashes.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { buildIndex, cairn, cosine, evalDir, fixtures, model, root } from "./helpers.mjs";
+
+const require = createRequire(import.meta.url);
+const { SearchIndex } = require(join(root, "target/pkg-node/cairn.js"));
+
+function loadModel(index, dir) {
+  index.loadModelFromBytes(
+    readFileSync(join(dir, "model.safetensors")),
+    readFileSync(join(dir, "tokenizer.json")),
+    readFileSync(join(dir, "config.json")),
+  );
+}
+
+function cliBatch(indexDir, queriesFile, mode, limit) {
+  const out = cairn(["search", indexDir, "--queries", queriesFile, "--limit", String(limit), "--json", "--mode", mode]);
+  return out.trim().split("\n").map((line) => JSON.parse(line));
+}
+
+test("lexical: CLI and wasm return the same ids in the same order (CISI, 76 queries)", () => {
+  const dir = buildIndex([join(evalDir, "cisi/corpus.jsonl")], ["--no-embed"]);
+  const index = SearchIndex.fromBytes(readFileSync(join(dir, "index.cairn")));
+  const queriesFile = join(evalDir, "cisi/queries.jsonl");
+  const queries = readFileSync(queriesFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const native = cliBatch(dir, queriesFile, "lexical", 20);
+  assert.equal(native.length, queries.length);
+  for (const [i, q] of queries.entries()) {
+    const hits = index.search(q.text, { mode: "lexical", limit: 20 });
+    assert.equal(native[i].queryId, String(q._id));
+    assert.deepEqual(hits.map((h) => h.id), native[i].hits.map((h) => h.id), `query ${q._id}`);
+    assert.deepEqual(hits.map((h) => h.score), native[i].hits.map((h) => h.score), `query ${q._id} scores`);
+  }
+});
+
+test("hybrid: the model in wasm agrees with the native one", () => {
+  const dir = buildIndex([fixtures], ["--model", model]);
+  const index = SearchIndex.fromBytes(readFileSync(join(dir, "index.cairn")));
+  assert.equal(index.hasVectors, true);
+  assert.equal(index.modelReady, false);
+  // Before the model: hybrid answers lexically, semantic says why it cannot.
+  assert.equal(index.search("stone trail markers")[0].scoreKind, "bm25");
+  assert.throws(() => index.search("stone", { mode: "semantic" }), /model is not loaded yet/);
+  loadModel(index, join(dir, "model"));
+  assert.equal(index.modelReady, true);
+
+  // The same text, embedded natively and in wasm with the same (f16) weights.
+  const reference = JSON.parse(readFileSync(join(root, "tests/data/reference_embeddings.json"), "utf8"));
+  const texts = reference.sentences.map((s) => s.text);
+  const native = cairn(["embed", "--model", dir, ...texts]).trim().split("\n").map((l) => JSON.parse(l));
+  for (const [i, s] of reference.sentences.entries()) {
+    const wasm = index.embed(s.text);
+    assert.equal(wasm.length, 384);
+    const c = cosine(wasm, native[i]);
+    assert.ok(c >= 0.9999, `${s.text}: wasm vs native cosine ${c}`);
+    assert.ok(cosine(wasm, s.embedding) >= 0.999, `${s.text}: vs reference ${cosine(wasm, s.embedding)}`);
+  }
+
+  // The same hybrid queries give the same ranking on both targets.
+  for (const q of ["stone trail markers", "espresso bars in Japan", "how do I build the index", "fusion of rankings"]) {
+    for (const mode of ["hybrid", "semantic"]) {
+      const cliHits = JSON.parse(cairn(["search", dir, q, "--json", "--mode", mode]));
+      const hits = index.search(q, { mode });
+      assert.deepEqual(hits.map((h) => h.id), cliHits.map((h) => h.id), `${mode}: ${q}`);
+    }
+  }
+});
+
+test("damaged indexes and wrong models are errors, not crashes", () => {
+  const dir = buildIndex([fixtures], ["--no-embed"]);
+  const bytes = readFileSync(join(dir, "index.cairn"));
+  assert.throws(() => SearchIndex.fromBytes(bytes.subarray(0, bytes.length - 3)), /truncated/);
+  const flipped = Buffer.from(bytes);
+  flipped[flipped.length >> 1] ^= 0xff;
+  assert.throws(() => SearchIndex.fromBytes(flipped), /damaged/);
+  assert.throws(() => SearchIndex.fromBytes(new TextEncoder().encode("{\"not\": \"an index\"}")), /not a cairn index/);
+  // The module still works after those errors.
+  const index = SearchIndex.fromBytes(bytes);
+  assert.ok(index.search("cairn").length > 0);
+  assert.throws(() => index.loadModelFromBytes(new Uint8Array(10), new Uint8Array(), new Uint8Array()), /no embeddings/);
+
+  const hybrid = buildIndex([join(fixtures, "notes.txt")], ["--model", model]);
+  const h = SearchIndex.fromBytes(readFileSync(join(hybrid, "index.cairn")));
+  assert.throws(
+    () => h.loadModelFromBytes(new Uint8Array(100), readFileSync(join(model, "tokenizer.json")), readFileSync(join(model, "config.json"))),
+    /model.safetensors cannot be read/,
+  );
+  assert.ok(h.search("stone", { mode: "lexical" }).length > 0);
+});

@@ -1,0 +1,85 @@
+//! The wasm bindings in a JavaScript engine (Chromium or Node, through wasm-bindgen-test):
+//! loading, searching, UTF-16 highlights as JavaScript slices them, and errors as `JsError`s.
+//! The index is the fixture documents, built by the native CLI before this test compiles
+//! (scripts/test.sh does it).
+#![cfg(target_arch = "wasm32")]
+
+use cairn::wasm::SearchIndex;
+use js_sys::{JsString, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::*;
+
+const INDEX: &[u8] = include_bytes!("../target/test-fixtures/lexical/index.cairn");
+
+fn get(value: &JsValue, path: &str) -> JsValue {
+    path.split('.').fold(value.clone(), |v, key| Reflect::get(&v, &key.into()).unwrap())
+}
+
+fn options(json: &str) -> JsValue {
+    js_sys::JSON::parse(json).unwrap()
+}
+
+fn message(error: wasm_bindgen::JsError) -> String {
+    let value: JsValue = error.into();
+    value.dyn_into::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default()
+}
+
+#[wasm_bindgen_test]
+fn loads_and_searches() {
+    let index = SearchIndex::from_bytes(INDEX).unwrap();
+    assert_eq!(index.document_count(), 6);
+    assert!(!index.has_vectors());
+    let hits: js_sys::Array = index.search("installing the target", options(r#"{"limit": 3}"#)).unwrap().dyn_into().unwrap();
+    assert!(hits.length() >= 1 && hits.length() <= 3);
+    let top = hits.get(0);
+    assert_eq!(get(&top, "citation.docId").as_string().unwrap(), "guide/install.md");
+    assert_eq!(get(&top, "rank").as_f64(), Some(1.0));
+    assert_eq!(get(&top, "scoreKind").as_string().unwrap(), "bm25", "hybrid falls back to lexical without vectors");
+    assert_eq!(get(&top, "signals.lexical.rank").as_f64(), Some(1.0));
+    assert!(get(&top, "signals.semantic").is_undefined());
+    // Defaults apply when options are left out.
+    let all: js_sys::Array = index.search("cairn", JsValue::UNDEFINED).unwrap().dyn_into().unwrap();
+    assert!(all.length() >= 2);
+}
+
+#[wasm_bindgen_test]
+fn highlights_slice_in_utf16() {
+    let index = SearchIndex::from_bytes(INDEX).unwrap();
+    let hits: js_sys::Array =
+        index.search("cafe 東京 search developers", options(r#"{"mode": "lexical", "limit": 10}"#)).unwrap().dyn_into().unwrap();
+    let mut words = Vec::new();
+    for hit in hits.iter() {
+        let text: JsString = get(&hit, "text").dyn_into().unwrap();
+        let highlights: js_sys::Array = get(&hit, "highlights").dyn_into().unwrap();
+        for h in highlights.iter() {
+            let (start, end) = (get(&h, "start").as_f64().unwrap() as u32, get(&h, "end").as_f64().unwrap() as u32);
+            words.push(String::from(text.slice(start, end)));
+        }
+    }
+    for expected in ["café", "Café", "東", "京", "search", "developers"] {
+        assert!(words.iter().any(|w| w == expected), "{expected} not in {words:?}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn damaged_bytes_and_bad_options_are_js_errors() {
+    let mut flipped = INDEX.to_vec();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x5a;
+    for (bytes, expected) in [
+        (&INDEX[..INDEX.len() - 7], "truncated"),
+        (&flipped[..], "damaged"),
+        (&b"<html>not an index</html>"[..], "not a cairn index"),
+    ] {
+        let error = SearchIndex::from_bytes(bytes).err().expect("an error");
+        let text = message(error);
+        assert!(text.contains(expected), "{text}");
+    }
+    let index = SearchIndex::from_bytes(INDEX).unwrap();
+    let text = message(index.search("x", options(r#"{"limt": 5}"#)).err().unwrap());
+    assert!(text.contains("invalid search options") && text.contains("limt"), "{text}");
+    let text = message(index.search("x", options(r#"{"mode": "semantic"}"#)).err().unwrap());
+    assert!(text.contains("no embeddings"), "{text}");
+    let text = message(index.search("x", options(r#"{"limit": 0}"#)).err().unwrap());
+    assert!(text.contains("limit"), "{text}");
+}

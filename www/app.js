@@ -1,0 +1,120 @@
+// The demo: loads the index (lexical search works at once), then the model in the background
+// (hybrid and semantic search start when it is ready). Hits are rendered as DOM nodes built from
+// the highlight offsets, never by injecting indexed text as HTML.
+import init, { SearchIndex } from "./pkg/cairn.js";
+
+const query = document.getElementById("query");
+const mode = document.getElementById("mode");
+const status = document.getElementById("status");
+const results = document.getElementById("results");
+
+let index = null;
+let modelState = "loading";
+
+function setStatus(text) {
+  status.textContent = text;
+}
+
+function mib(bytes) {
+  return (bytes / 1048576).toFixed(1) + " MiB";
+}
+
+/** Builds `text` as text nodes, with <mark> around each highlight (UTF-16 offsets). */
+function highlighted(text, highlights) {
+  const fragment = document.createDocumentFragment();
+  let at = 0;
+  for (const { start, end } of highlights) {
+    if (start < at) continue;
+    fragment.append(document.createTextNode(text.slice(at, start)));
+    const mark = document.createElement("mark");
+    mark.textContent = text.slice(start, end);
+    fragment.append(mark);
+    at = end;
+  }
+  fragment.append(document.createTextNode(text.slice(at)));
+  return fragment;
+}
+
+function renderHit(hit) {
+  const li = document.createElement("li");
+  li.className = "hit";
+  li.dataset.id = hit.id;
+  const title = document.createElement("a");
+  title.className = "hit-title";
+  title.href = hit.citation.url ?? "#";
+  title.textContent = [hit.citation.title, ...hit.citation.headingPath.filter((h) => h !== hit.citation.title)].join(" › ");
+  const meta = document.createElement("div");
+  meta.className = "hit-meta";
+  const signals = [];
+  if (hit.signals.lexical) signals.push(`keyword #${hit.signals.lexical.rank}`);
+  if (hit.signals.semantic) signals.push(`meaning #${hit.signals.semantic.rank}`);
+  meta.textContent = `${hit.citation.docId}, lines ${hit.citation.lineStart}–${hit.citation.lineEnd} · ${hit.scoreKind} ${hit.score.toFixed(4)} · ${signals.join(", ")}`;
+  const text = document.createElement("p");
+  text.className = "hit-text";
+  text.append(highlighted(hit.text, hit.highlights));
+  li.append(title, meta, text);
+  return li;
+}
+
+function run() {
+  if (!index) return;
+  const q = query.value.trim();
+  results.replaceChildren();
+  if (!q) {
+    setStatus(readyText());
+    return;
+  }
+  let wanted = mode.value;
+  if (wanted === "semantic" && modelState !== "ready") {
+    setStatus("The model is still loading; semantic search starts when it is ready.");
+    return;
+  }
+  try {
+    const started = performance.now();
+    const hits = index.search(q, { limit: 10, mode: wanted });
+    const ms = (performance.now() - started).toFixed(1);
+    results.append(...hits.map(renderHit));
+    const how = wanted === "hybrid" && modelState !== "ready" ? "lexical (model loading)" : wanted;
+    setStatus(hits.length ? `${hits.length} hits in ${ms} ms · ${how}` : `No results for “${q}”.`);
+  } catch (e) {
+    setStatus(`Search failed: ${e.message}`);
+  }
+}
+
+function readyText() {
+  const model = modelState === "ready" ? "model ready" : modelState === "failed" ? "model failed to load: lexical only" : "loading the model…";
+  return `${index.documentCount} documents, ${index.chunkCount} chunks · ${model}`;
+}
+
+let timer;
+query.addEventListener("input", () => {
+  clearTimeout(timer);
+  timer = setTimeout(run, 80);
+});
+mode.addEventListener("change", run);
+
+// ?index=FOLDER searches another index folder (the browser tests use it for their fixtures).
+const indexDir = new URLSearchParams(location.search).get("index") ?? "index";
+
+await init();
+index = await SearchIndex.load(`${indexDir}/index.cairn`, (loaded, total) => setStatus(`Loading the index… ${mib(loaded)}${total ? " of " + mib(total) : ""}`));
+document.body.dataset.indexReady = "true";
+setStatus(readyText());
+run();
+if (index.hasVectors) {
+  index
+    .loadModel(`${indexDir}/model`, (loaded, total) => {
+      if (!query.value.trim()) setStatus(`${index.documentCount} documents · loading the model ${mib(loaded)}${total ? " of " + mib(total) : ""}`);
+    })
+    .then(() => {
+      modelState = "ready";
+      document.body.dataset.modelReady = "true";
+      run();
+    })
+    .catch((e) => {
+      modelState = "failed";
+      setStatus(`The model could not be loaded (${e.message}); searching by keyword only.`);
+    });
+} else {
+  modelState = "none";
+}
