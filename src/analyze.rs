@@ -2,7 +2,8 @@
 //!
 //! Words are found by Unicode word segmentation (UAX #29), then lower-cased, stripped of
 //! diacritics (NFD, combining marks removed), filtered against the Snowball English stop list
-//! and stemmed with the Snowball English stemmer. Every token keeps the byte range of the word
+//! (and, as in most BM25 tokenizers, single ASCII letters and digits) and stemmed with the
+//! Snowball English stemmer. Every token keeps the byte range of the word
 //! in the original text, so matches can be highlighted exactly where they occur.
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -68,7 +69,7 @@ impl Analyzer {
             if folded.contains('\u{2019}') {
                 folded = folded.replace('\u{2019}', "'");
             }
-            if self.settings.stop_words && is_stop_word(&folded) {
+            if folded.len() == 1 || self.settings.stop_words && is_stop_word(&folded) {
                 continue;
             }
             let term = if self.settings.stemming {

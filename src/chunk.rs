@@ -49,19 +49,25 @@ pub struct ChunkDraft {
     pub source_end: u64,
 }
 
-/// Cuts sections into chunks of at most `max_words` words.
+/// Cuts sections into chunks of at most `max_words` words. A section that needs n chunks is cut
+/// into n of about equal size, not n − 1 full ones and a scrap.
 pub fn chunk_sections(sections: &[Section], max_words: usize) -> Vec<ChunkDraft> {
     let max_words = max_words.max(1);
     let mut out = Vec::new();
     for section in sections {
+        let total: usize = section.blocks.iter().map(|b| b.text.unicode_words().count()).sum();
+        let target = total.div_ceil(total.div_ceil(max_words).max(1)).max(1);
         let mut pieces: Vec<Piece> = Vec::new();
         for block in &section.blocks {
-            split_block(block, max_words, &mut pieces);
+            split_block(block, target, &mut pieces);
         }
         let mut current: Vec<Piece> = Vec::new();
         let mut words = 0;
         for piece in pieces {
-            if !current.is_empty() && words + piece.words > max_words {
+            let over_max = words + piece.words > max_words;
+            // Past the target, add the piece only if that lands nearer the target than stopping.
+            let over_target = words + piece.words > target && words + piece.words - target > target - words.min(target);
+            if !current.is_empty() && (over_max || over_target) {
                 out.push(draft(section, std::mem::take(&mut current)));
                 words = 0;
             }

@@ -59,6 +59,9 @@ enum Command {
         /// Chunks per model call when embedding.
         #[arg(long, default_value_t = 32)]
         batch_size: usize,
+        /// Precision of the model weights written for the browser (f16: half the download).
+        #[arg(long, value_enum, default_value_t = WebWeights::F16)]
+        web_weights: WebWeights,
     },
     /// Search an index: human-readable hits, or SearchHit JSON with --json.
     Search {
@@ -124,6 +127,12 @@ enum ModeArg {
     Hybrid,
 }
 
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum WebWeights {
+    F16,
+    F32,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum FusionArg {
     Rrf,
@@ -153,8 +162,8 @@ impl SearchArgs {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Index { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size } => {
-            index(IndexArgs { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size })
+        Command::Index { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size, web_weights } => {
+            index(IndexArgs { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size, web_weights })
         }
         Command::Search { index, query, queries, limit, json, search } => {
             run_search(&index, query, queries, search.options(limit), json)
@@ -181,6 +190,7 @@ struct IndexArgs {
     exclude: Vec<String>,
     graph_from: usize,
     batch_size: usize,
+    web_weights: WebWeights,
 }
 
 fn index(args: IndexArgs) -> Result<()> {
@@ -211,7 +221,7 @@ fn index(args: IndexArgs) -> Result<()> {
     let vectors = match &model {
         None => None,
         Some((embedder, source_sha)) => {
-            let web_sha = write_web_model(&args.model, &args.out.join(MODEL_DIR))?;
+            let web_sha = write_web_model(&args.model, &args.out.join(MODEL_DIR), args.web_weights)?;
             Some(build::VectorOptions {
                 embedder,
                 identity: vector::ModelIdentity {
@@ -252,13 +262,16 @@ fn load_source_model(dir: &Path) -> Result<(Embedder, String)> {
     Ok((embedder, sha))
 }
 
-/// Writes the model a browser downloads (f16 weights, tokenizer, config); returns the weights'
+/// Writes the model a browser downloads (weights, tokenizer, config); returns the weights'
 /// SHA-256.
-fn write_web_model(source: &Path, out: &Path) -> Result<String> {
+fn write_web_model(source: &Path, out: &Path, precision: WebWeights) -> Result<String> {
     std::fs::create_dir_all(out)?;
     let weights = std::fs::read(source.join(ModelFiles::WEIGHTS))?;
     let weights_out = out.join(ModelFiles::WEIGHTS);
-    embed::write_f16_weights(&weights, &weights_out)?;
+    match precision {
+        WebWeights::F16 => embed::write_f16_weights(&weights, &weights_out)?,
+        WebWeights::F32 => std::fs::write(&weights_out, &weights)?,
+    }
     for name in [ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
         std::fs::copy(source.join(name), out.join(name))?;
     }

@@ -69,4 +69,10 @@ impl Searcher {
         let vector = vector.as_deref().map_or(QueryVector::NotReady, QueryVector::Ready);
         search::search(&self.index, query, vector, options)
     }
+
+    /// Runs a search with a query embedding the caller computed (normalized, of the index's
+    /// model); `query` still drives the lexical signal and the highlights.
+    pub fn search_with_vector(&self, query: &str, vector: &[f32], options: &SearchOptions) -> Result<Vec<SearchHit>> {
+        search::search(&self.index, query, QueryVector::Ready(vector), options)
+    }
 }

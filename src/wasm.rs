@@ -57,16 +57,22 @@ impl SearchIndex {
         query: &str,
         #[wasm_bindgen(unchecked_param_type = "SearchOptions | undefined")] options: JsValue,
     ) -> Result<JsValue, JsError> {
-        let options: SearchOptions = if options.is_undefined() || options.is_null() {
-            SearchOptions::default()
-        } else {
-            serde_wasm_bindgen::from_value(options).map_err(|e| js_error(format!("invalid search options: {e}")))?
-        };
-        let searcher = self
-            .inner
-            .try_borrow()
-            .map_err(|_| js_error("the index is busy attaching its model; search again in a moment"))?;
-        let hits = searcher.search(query, &options).map_err(js_error)?;
+        let options = parse_options(options)?;
+        let hits = self.searcher()?.search(query, &options).map_err(js_error)?;
+        to_js(&hits)
+    }
+
+    /// Searches with a query embedding computed elsewhere (L2-normalized, by the index's model);
+    /// `query` still drives keyword matching and highlights.
+    #[wasm_bindgen(js_name = searchWithVector, unchecked_return_type = "SearchHit[]")]
+    pub fn search_with_vector(
+        &self,
+        query: &str,
+        vector: Vec<f32>,
+        #[wasm_bindgen(unchecked_param_type = "SearchOptions | undefined")] options: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let options = parse_options(options)?;
+        let hits = self.searcher()?.search_with_vector(query, &vector, &options).map_err(js_error)?;
         to_js(&hits)
     }
 
@@ -104,8 +110,7 @@ impl SearchIndex {
     /// Embeds a text with the loaded model (L2-normalized), e.g. to compare targets.
     #[wasm_bindgen(js_name = embed)]
     pub fn embed(&self, text: &str) -> Result<Vec<f32>, JsError> {
-        let searcher = self.inner.try_borrow().map_err(|_| js_error("the index is busy; try again"))?;
-        searcher
+        self.searcher()?
             .embed_query(text)
             .map_err(js_error)?
             .ok_or_else(|| js_error("no model is loaded; call loadModel first"))
@@ -134,6 +139,23 @@ impl SearchIndex {
     pub fn model_ready(&self) -> bool {
         self.inner.borrow().model_ready()
     }
+}
+
+impl SearchIndex {
+    fn searcher(&self) -> Result<std::cell::Ref<'_, Searcher>, JsError> {
+        self.inner.try_borrow().map_err(|_| js_error("the index is busy attaching its model; search again in a moment"))
+    }
+}
+
+fn parse_options(options: JsValue) -> Result<SearchOptions, JsError> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(SearchOptions::default());
+    }
+    // Through JSON, so that a misspelled option is an error (serde-wasm-bindgen skips unknown keys).
+    let json: String = js_sys::JSON::stringify(&options)
+        .map_err(|_| js_error("invalid search options: they cannot be read as JSON"))?
+        .into();
+    serde_json::from_str(&json).map_err(|e| js_error(format!("invalid search options: {e}")))
 }
 
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {

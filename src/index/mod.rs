@@ -61,7 +61,7 @@ pub struct IndexSettings {
 
 impl Default for IndexSettings {
     fn default() -> Self {
-        IndexSettings { analyzer: AnalyzerSettings::default(), bm25: Bm25Params::default(), chunk_words: 160 }
+        IndexSettings { analyzer: AnalyzerSettings::default(), bm25: Bm25Params::default(), chunk_words: 200 }
     }
 }
 

@@ -84,6 +84,22 @@ impl VectorIndex {
         VectorIndex { model, store: Store::Graph { hnsw, chunk_of_point }, ef_search: settings.ef_search as u32 }
     }
 
+    /// Every chunk's vector, in chunk order, flattened.
+    pub fn to_flat(&self) -> Vec<f32> {
+        match &self.store {
+            Store::Flat(v) => v.clone(),
+            Store::Graph { hnsw, chunk_of_point } => {
+                let dim = self.dimension();
+                let mut flat = vec![0f32; chunk_of_point.len() * dim];
+                for (pid, point) in hnsw.iter() {
+                    let chunk = chunk_of_point[pid.into_inner() as usize] as usize;
+                    flat[chunk * dim..(chunk + 1) * dim].copy_from_slice(&point.0);
+                }
+                flat
+            }
+        }
+    }
+
     pub fn dimension(&self) -> usize {
         self.model.dimension as usize
     }
@@ -281,6 +297,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(target_arch = "wasm32"))]
     fn graph_and_flat_find_the_same_nearest() {
         let vectors: Vec<f32> = (0..60).flat_map(unit).collect();
         let flat = VectorIndex::flat(identity(), vectors.clone());
