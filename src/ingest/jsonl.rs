@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{finish_chunks, IngestOptions, InputFile, SourceDocument};
+use super::{finish_chunks, title_only_chunk, IngestOptions, InputFile, SourceDocument};
 use crate::chunk::{chunk_sections, Block, Section};
 use crate::error::Error;
 use crate::hit::DocType;
@@ -50,12 +50,16 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> (Vec<Sou
         };
         let text = record.text.unwrap_or_default();
         let sections = [Section { heading_path: Vec::new(), anchor: None, blocks: vec![Block::verbatim(text, 0)] }];
-        let chunks = finish_chunks(chunk_sections(&sections, options.chunk_words), &|_| line_number);
+        let mut chunks = finish_chunks(chunk_sections(&sections, options.chunk_words), &|_| line_number);
+        let title = record.title.unwrap_or_default();
+        if chunks.is_empty() && !title.trim().is_empty() {
+            chunks.push(title_only_chunk(line_number));
+        }
         documents.push(SourceDocument {
             document: Document {
                 id,
                 doc_type: DocType::Jsonl,
-                title: record.title.unwrap_or_default(),
+                title,
                 url: record.url,
                 metadata: record.metadata.filter(|m| !m.is_null()).map(|m| m.to_string()),
             },

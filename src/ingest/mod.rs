@@ -115,9 +115,15 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<(Vec<Sou
     let path = file.path.display().to_string();
     let fail = |message: String| Error::Ingest { path: path.clone(), message };
     let bytes = std::fs::read(&file.path).map_err(|e| fail(format!("cannot read it: {e}")))?;
+    let whole_file = |mut doc: SourceDocument| {
+        if doc.chunks.is_empty() && !doc.document.title.trim().is_empty() {
+            doc.chunks.push(title_only_chunk(1));
+        }
+        Ok((vec![doc], Vec::new()))
+    };
     match extension(&file.path).as_deref() {
-        Some("md" | "markdown") => Ok((vec![markdown::read(file, &decode(&bytes), options)], Vec::new())),
-        Some("txt") => Ok((vec![text::read(file, &decode(&bytes), options)], Vec::new())),
+        Some("md" | "markdown") => whole_file(markdown::read(file, &decode(&bytes), options)),
+        Some("txt") => whole_file(text::read(file, &decode(&bytes), options)),
         Some("jsonl") => {
             let text = std::str::from_utf8(&bytes).map_err(|e| fail(format!("JSONL must be UTF-8: {e}")))?;
             Ok(jsonl::read(file, text, options))
@@ -131,6 +137,20 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<(Vec<Sou
 fn decode(bytes: &[u8]) -> String {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The one chunk of a document that has a title and no text, so that its title can be found.
+fn title_only_chunk(line: u32) -> Chunk {
+    Chunk {
+        doc: 0,
+        chunk_index: 0,
+        heading_path: Vec::new(),
+        anchor: None,
+        text: String::new(),
+        line_start: line,
+        line_end: line,
+        source_offset: 0,
+    }
 }
 
 /// Turns chunk drafts into chunks with line ranges from `lines`.
