@@ -7,7 +7,9 @@
 //! small Gaussian perturbation (σ = 0.02 a component before renormalizing), which keeps the real
 //! distribution's shape; the figures say which sizes are real.
 //!
-//! Usage: cargo run --example bench_vectors -- SOURCE_INDEX_DIR OUT_DIR [ef_construction ...]
+//! Usage: cargo run --example bench_vectors -- SOURCE_DIR[,SOURCE_DIR...] OUT_DIR [ef_construction ...]
+//! (the vectors of every source are pooled; the first source's chunks give the written indexes
+//! their texts)
 
 use std::time::Instant;
 
@@ -21,11 +23,12 @@ fn main() {
         std::process::exit(2);
     };
     let efs: Vec<usize> = if efs.is_empty() { vec![64] } else { efs.iter().map(|e| e.parse().expect("a number")).collect() };
-    let bytes = std::fs::read(format!("{source}/index.cairn")).expect("the source index");
-    let index = format::read(&bytes).expect("a valid index");
+    let open = |dir: &str| format::read(&std::fs::read(format!("{dir}/index.cairn")).expect("a source index")).expect("a valid index");
+    let sources: Vec<Index> = source.split(',').map(open).collect();
+    let index = &sources[0];
     let vectors = index.vectors.as_ref().expect("an index with embeddings");
     let dim = vectors.dimension();
-    let real = vectors.to_flat();
+    let real: Vec<f32> = sources.iter().flat_map(|s| s.vectors.as_ref().expect("embeddings").to_flat()).collect();
     let real_count = real.len() / dim;
     println!("source: {real_count} real embeddings of dimension {dim}");
     let mut rng = 0x2545_f491_4f6c_dd1d_u64;
@@ -45,7 +48,7 @@ fn main() {
         }
         let exact = VectorIndex::flat(vectors.model.clone(), flat.clone());
         let started = Instant::now();
-        let truth: Vec<Vec<u32>> = queries.iter().map(|q| exact.search_exact(q, 10).iter().map(|h| h.chunk).collect()).collect();
+        let truth: Vec<Vec<u32>> = queries.iter().map(|q| exact.search_exact(q, 10, None).iter().map(|h| h.chunk).collect()).collect();
         let exact_ms = started.elapsed().as_secs_f64() * 1000.0 / queries.len() as f64;
         let real_note = if n <= real_count { "real" } else { "real + perturbed copies" };
         println!("\n{n} vectors ({real_note}): exact scan {exact_ms:.3} ms/query");
@@ -55,7 +58,7 @@ fn main() {
             let graph = VectorIndex::graph(vectors.model.clone(), flat.clone(), settings);
             let build_s = started.elapsed().as_secs_f64();
             let started = Instant::now();
-            let found: Vec<Vec<u32>> = queries.iter().map(|q| graph.search(q, 10).unwrap().iter().map(|h| h.chunk).collect()).collect();
+            let found: Vec<Vec<u32>> = queries.iter().map(|q| graph.search(q, 10, None).unwrap().iter().map(|h| h.chunk).collect()).collect();
             let hnsw_ms = started.elapsed().as_secs_f64() * 1000.0 / queries.len() as f64;
             let hits: usize = truth.iter().zip(&found).map(|(t, f)| f.iter().filter(|c| t.contains(c)).count()).sum();
             let recall = hits as f64 / (10 * queries.len()) as f64;
@@ -64,10 +67,10 @@ fn main() {
                 settings.ef_search
             );
             if ef == efs[0] {
-                write_index(&index, out, n, flat.clone(), Some(graph));
+                write_index(index, out, n, flat.clone(), Some(graph));
             }
         }
-        write_index(&index, out, n, flat, None);
+        write_index(index, out, n, flat, None);
     }
 }
 
@@ -77,18 +80,28 @@ fn write_index(source: &Index, out: &str, n: usize, flat: Vec<f32>, graph: Optio
     let dir = format!("{out}/{kind}-{n}");
     std::fs::create_dir_all(&dir).unwrap();
     let model = source.vectors.as_ref().unwrap().model.clone();
-    let chunks: Vec<_> = (0..n).map(|i| source.chunks[i % source.chunks.len()].clone()).collect();
-    let terms: Vec<Vec<String>> = chunks
-        .iter()
-        .map(|c| source.analyzer().terms(&cairn::index::indexed_text(source.document_of(c), c)))
+    // One document a chunk, so the cycled chunks stay grouped by document.
+    let mut documents = Vec::with_capacity(n);
+    let chunks: Vec<_> = (0..n)
+        .map(|i| {
+            let mut chunk = source.chunks[i % source.chunks.len()].clone();
+            let mut document = source.document_of(&chunk).clone();
+            document.id = format!("{}~{i}", document.id);
+            documents.push(document);
+            chunk.doc = i as u32;
+            chunk
+        })
         .collect();
-    let index = Index {
-        settings: source.settings.clone(),
-        documents: source.documents.clone(),
-        lexical: cairn::index::lexical::LexicalIndex::build(source.settings.bm25, terms),
+    let terms: Vec<Vec<String>> =
+        chunks.iter().map(|c| source.analyzer().terms(&cairn::index::indexed_text(&documents[c.doc as usize], c))).collect();
+    let index = Index::new(
+        source.settings.clone(),
+        documents,
         chunks,
-        vectors: Some(graph.unwrap_or_else(|| VectorIndex::flat(model, flat))),
-    };
+        Vec::new(),
+        cairn::index::lexical::LexicalIndex::build(source.settings.bm25, terms),
+        Some(graph.unwrap_or_else(|| VectorIndex::flat(model, flat))),
+    );
     std::fs::write(format!("{dir}/index.cairn"), format::write(&index).unwrap()).unwrap();
 }
 

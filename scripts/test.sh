@@ -20,6 +20,9 @@ wasm-pack build --release --target web --out-dir pkg
 wasm-pack build --release --target nodejs --out-dir target/pkg-node
 scripts/build-demo-index.sh
 
+step "TypeScript: a consumer of the generated types, tsc --strict"
+npx tsc -p tests/ts
+
 step "wasm-bindgen tests in Node and in headless Chromium"
 export WASM_BINDGEN_TEST_TIMEOUT=300
 wasm-pack test --release --node -- --test wasm

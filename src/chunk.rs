@@ -59,7 +59,7 @@ pub fn chunk_sections(sections: &[Section], max_words: usize) -> Vec<ChunkDraft>
         let target = total.div_ceil(total.div_ceil(max_words).max(1)).max(1);
         let mut pieces: Vec<Piece> = Vec::new();
         for block in &section.blocks {
-            split_block(block, target, &mut pieces);
+            split_block(block, target, max_words, &mut pieces);
         }
         let mut current: Vec<Piece> = Vec::new();
         let mut words = 0;
@@ -91,62 +91,55 @@ struct Piece {
     starts_block: bool,
 }
 
-fn split_block(block: &Block, max_words: usize, out: &mut Vec<Piece>) {
+/// Splits a block into pieces for packing: the whole block when it has at most `target` words,
+/// else its sentences, with any sentence longer than `max_words` cut every `target` words.
+fn split_block(block: &Block, target: usize, max_words: usize, out: &mut Vec<Piece>) {
     let text = block.text.trim_end();
     let start = text.len() - text.trim_start().len();
     if start >= text.len() {
         return;
     }
-    let piece = |from: usize, to: usize, first: bool| {
+    let mut first = true;
+    let mut piece = |from: usize, to: usize| {
         let slice = &text[from..to];
         let lead = slice.len() - slice.trim_start().len();
         let slice = slice.trim();
-        Piece {
+        if slice.is_empty() {
+            return;
+        }
+        out.push(Piece {
             text: slice.to_string(),
             words: slice.unicode_words().count(),
             source_start: block.source_offset(from + lead),
             source_end: block.source_offset(from + lead + slice.len()),
-            starts_block: first,
-        }
+            starts_block: std::mem::replace(&mut first, false),
+        });
     };
-    let words = text.unicode_words().count();
-    if words <= max_words {
-        out.push(piece(start, text.len(), true));
+    if text.unicode_words().count() <= target {
+        piece(start, text.len());
         return;
     }
-    // Too long: pack sentences, and cut any sentence longer than a chunk at word boundaries.
-    let mut bounds: Vec<usize> = Vec::new();
     for (offset, sentence) in text.split_sentence_bound_indices() {
-        if sentence.unicode_words().count() <= max_words {
-            bounds.push(offset);
-        } else {
-            for (i, (word_offset, _)) in sentence.unicode_word_indices().enumerate() {
-                if i % max_words == 0 {
-                    bounds.push(offset + word_offset);
-                }
-            }
-        }
-    }
-    bounds.push(text.len());
-    let mut from = start;
-    let mut words_in = 0;
-    let mut first = true;
-    for pair in bounds.windows(2) {
-        let (a, b) = (pair[0].max(start), pair[1]);
-        if b <= a {
+        if offset + sentence.len() <= start {
             continue;
         }
-        let n = text[a..b].unicode_words().count();
-        if words_in > 0 && words_in + n > max_words {
-            out.push(piece(from, a, first));
-            first = false;
-            from = a;
-            words_in = 0;
+        if sentence.unicode_words().count() <= max_words {
+            piece(offset, offset + sentence.len());
+            continue;
         }
-        words_in += n;
-    }
-    if from < text.len() {
-        out.push(piece(from, text.len(), first));
+        let cuts: Vec<usize> = sentence
+            .unicode_word_indices()
+            .enumerate()
+            .filter(|(i, _)| i % target == 0)
+            .map(|(_, (o, _))| offset + o)
+            .skip(1)
+            .chain([offset + sentence.len()])
+            .collect();
+        let mut from = offset;
+        for cut in cuts {
+            piece(from, cut);
+            from = cut;
+        }
     }
 }
 

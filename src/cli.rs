@@ -76,6 +76,14 @@ enum Command {
         limit: u32,
         #[arg(long)]
         json: bool,
+        /// What to return: chunk hits, documents (searchDocuments) or a prompt context
+        /// (buildContext); the last two print JSON.
+        #[arg(long, value_enum, default_value_t = Output::Hits)]
+        output: Output,
+        /// More options as JSON, exactly as JavaScript passes them, e.g.
+        /// '{"explain": true, "expand": 1, "filter": {"tags": "wasm"}, "tokenBudget": 500}'.
+        #[arg(long)]
+        options: Option<String>,
         #[command(flatten)]
         search: SearchArgs,
     },
@@ -128,6 +136,13 @@ enum ModeArg {
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Output {
+    Hits,
+    Documents,
+    Context,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum WebWeights {
     F16,
     F32,
@@ -154,6 +169,8 @@ impl SearchArgs {
             },
             rrf_k: self.rrf_k,
             semantic_weight: self.semantic_weight,
+            // The command line shows where terms matched.
+            highlight: true,
             ..SearchOptions::default()
         }
     }
@@ -165,8 +182,8 @@ pub fn main() -> ExitCode {
         Command::Index { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size, web_weights } => {
             index(IndexArgs { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size, web_weights })
         }
-        Command::Search { index, query, queries, limit, json, search } => {
-            run_search(&index, query, queries, search.options(limit), json)
+        Command::Search { index, query, queries, limit, json, output, options, search } => {
+            run_search(&index, query, queries, SearchRequest { base: search.options(limit), extra: options, output }, json)
         }
         Command::Eval { index, queries, qrels, json, search } => run_eval(&index, &queries, &qrels, &search, json),
         Command::Embed { model, texts } => run_embed(&model, &texts),
@@ -336,7 +353,34 @@ struct QueryHits<'a> {
     hits: Vec<SearchHit>,
 }
 
-fn run_search(path: &Path, query: Option<String>, queries: Option<PathBuf>, options: SearchOptions, json: bool) -> Result<()> {
+/// A search as the command line asked for it.
+struct SearchRequest {
+    /// The options from the flags.
+    base: SearchOptions,
+    /// `--options` JSON, laid over them.
+    extra: Option<String>,
+    output: Output,
+}
+
+impl SearchRequest {
+    /// The flags' options with the `--options` JSON laid over them, as type `T`.
+    fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        let mut merged = serde_json::to_value(&self.base)?;
+        if let Some(extra) = &self.extra {
+            let extra: serde_json::Value = serde_json::from_str(extra).context("--options is not JSON")?;
+            let serde_json::Value::Object(extra) = extra else { bail!("--options must be a JSON object") };
+            merged.as_object_mut().expect("options are an object").extend(extra);
+        }
+        serde_json::from_value(merged).context("invalid --options")
+    }
+}
+
+fn run_search(path: &Path, query: Option<String>, queries: Option<PathBuf>, request: SearchRequest, json: bool) -> Result<()> {
+    let options: SearchOptions = match request.output {
+        Output::Hits => request.parse()?,
+        // Documents and contexts take more keys than SearchOptions; they are checked below.
+        _ => request.base.clone(),
+    };
     let searcher = open(path, options.mode)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -351,6 +395,21 @@ fn run_search(path: &Path, query: Option<String>, queries: Option<PathBuf>, opti
         return Ok(());
     }
     let Some(query) = query else { bail!("give a QUERY, or --queries FILE") };
+    match request.output {
+        Output::Hits => {}
+        Output::Documents => {
+            let documents = searcher.search_documents(&query, &request.parse()?)?;
+            serde_json::to_writer_pretty(&mut out, &documents)?;
+            writeln!(out)?;
+            return Ok(());
+        }
+        Output::Context => {
+            let context: cairn::hit::ContextOptions = request.parse()?;
+            serde_json::to_writer_pretty(&mut out, &searcher.build_context(&query, &context)?)?;
+            writeln!(out)?;
+            return Ok(());
+        }
+    }
     let hits = searcher.search(&query, &options)?;
     if json {
         serde_json::to_writer_pretty(&mut out, &hits)?;

@@ -42,8 +42,159 @@ pub struct SearchHit {
     /// Every occurrence of a query term in `text` (after stemming and folding), in UTF-16 code
     /// units of `text`, in order. Empty when highlighting is off.
     pub highlights: Vec<Highlight>,
+    /// The best-matching sentence inside `text` (UTF-16): the one with the most query-term
+    /// weight, or for a hit only the semantic signal found, the one closest to the query in
+    /// meaning. `text.slice(match.start, match.start + match.length)`. With highlighting only.
+    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub match_range: Option<MatchRange>,
+    /// A short excerpt around the match, with its own highlight offsets. With highlighting only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub snippet: Option<Snippet>,
     /// Each retrieval signal that found this hit, with its rank and score there.
     pub signals: Signals,
+    /// Where retrieval (fusion) put this hit, before any later reordering (the recency boost);
+    /// compare with `rank` to see what moved it. Absent on a `related` hit no signal retrieved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub retrieval_rank: Option<u32>,
+    /// The retrieval score, before any later reordering.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub retrieval_score: Option<f32>,
+    /// Why the hit is here: each branch's rank and score and the fused score's terms. Only when
+    /// `explain` was requested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub explain: Option<Explain>,
+    /// The chunks either side of this one in the same document. Only when `expand` was set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub neighbors: Option<Neighbors>,
+    /// Links between this hit's document and other indexed documents, outgoing first, capped by
+    /// `maxLinks`. An annotation: it never changes the ranking.
+    pub links: Vec<HitLink>,
+    /// How many links were left out for length.
+    pub links_elided: u32,
+    /// Set on a hit that `related` reached by following links rather than by matching the query:
+    /// the link's words and the path. Such a hit comes after the direct hits; empty on a direct hit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub via: Option<Via>,
+    /// Front-matter or JSONL `metadata` of the document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional, type = "Record<string, unknown>")]
+    pub metadata: Option<serde_json::Value>,
+    /// When the document was created (front matter `date`/`created`, else the file's time), ISO 8601.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub created_at: Option<String>,
+    /// When the document was last updated (front matter `updated`, else the file's time), ISO 8601.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub updated_at: Option<String>,
+    /// Whole days since `updatedAt` (never negative).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub age_days: Option<u32>,
+    /// True when `ageDays` is at least `staleDays`: the hit may be out of date.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub stale: Option<bool>,
+}
+
+/// A range of a hit's `text`, in UTF-16 code units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+pub struct MatchRange {
+    pub start: u32,
+    pub length: u32,
+}
+
+/// A cropped excerpt of a hit's text around its match.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+pub struct Snippet {
+    /// The excerpt; "…" marks where it was cropped.
+    pub text: String,
+    /// Query-term occurrences in the snippet's own text (UTF-16).
+    pub highlights: Vec<Highlight>,
+}
+
+/// Why a hit is here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct Explain {
+    /// The retrieval branches that found the hit.
+    pub found_by: Vec<SignalName>,
+    /// How the score was made: `bm25`, `cosine`, `rrf` or `weighted`.
+    pub method: ScoreKind,
+    /// The terms that add up to the retrieval score, one a branch.
+    pub terms: Vec<ScoreTerm>,
+    /// The factor the recency boost multiplied the score by (1 when off).
+    pub recency_factor: f32,
+    /// The analyzed query terms this hit's text contains.
+    pub matched_terms: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "lowercase")]
+pub enum SignalName {
+    Lexical,
+    Semantic,
+}
+
+/// One branch's part of the retrieval score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+pub struct ScoreTerm {
+    pub signal: SignalName,
+    /// The branch's rank (1-based) and raw score.
+    pub rank: u32,
+    pub score: f32,
+    /// What it adds to the fused score: 1/(k + rank) for RRF, weight × normalized score for
+    /// weighted fusion, the raw score for a single branch.
+    pub contribution: f32,
+}
+
+/// Neighboring chunks of a hit, nearest last in `before` and nearest first in `after`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+pub struct Neighbors {
+    pub before: Vec<String>,
+    pub after: Vec<String>,
+}
+
+/// A link between two indexed documents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct HitLink {
+    /// The other document's id.
+    pub target_id: String,
+    /// The other document's title.
+    pub title: String,
+    /// The link's own words.
+    pub text: String,
+    /// `out`: this document links to the other; `in`: the other links here.
+    pub direction: LinkDirection,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkDirection {
+    Out,
+    In,
+}
+
+/// How `related` reached a hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct Via {
+    /// The words of the link followed last.
+    pub text: String,
+    /// Every link's words from the direct hit to this one, joined by " → " (two hops read as a path).
+    pub path: String,
+    /// The id of the direct hit the path starts from.
+    pub from_id: String,
+    /// How many links were followed (1 or 2).
+    pub hops: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Tsify)]
@@ -77,6 +228,15 @@ pub struct Citation {
     pub line_end: u32,
     /// Byte offset in the source file where the text starts (for a JSONL record: in its `text`).
     pub source_offset: u64,
+    /// First page of the text, when the source has pages (1-based).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub page_from: Option<u32>,
+    /// Last page of the text, when the source has pages; differs from `pageFrom` when the text
+    /// straddles a page break.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub page_to: Option<u32>,
 }
 
 /// A query term's occurrence in a text, in UTF-16 code units: `text.slice(start, end)`.
@@ -167,9 +327,52 @@ pub struct SearchOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub candidates: Option<u32>,
-    /// Compute `highlights` (default true).
+    /// Compute `highlights`, `match` and `snippet` (default true).
     #[tsify(optional)]
     pub highlight: bool,
+    /// Prefix each hit's `text` with its heading path and a blank line, for display; every
+    /// offset the hit reports is into the prefixed text (default false).
+    #[tsify(optional)]
+    pub prefix_headings: bool,
+    /// About how many characters a snippet has (default 160).
+    #[tsify(optional)]
+    pub snippet_length: u32,
+    /// Add `explain` to every hit (default false).
+    #[tsify(optional)]
+    pub explain: bool,
+    /// Add `neighbors`: this many chunks either side of each hit (default 0: none).
+    #[tsify(optional)]
+    pub expand: u32,
+    /// Follow links from the direct hits and add the linked documents (with `via`) after them
+    /// (default false).
+    #[tsify(optional)]
+    pub related: bool,
+    /// How many links `related` follows from a direct hit: 1 or 2 (default 1).
+    #[tsify(optional)]
+    pub related_hops: u32,
+    /// The most links listed on a hit (default 5); the rest are counted in `linksElided`.
+    #[tsify(optional)]
+    pub max_links: u32,
+    /// Keep only documents whose metadata matches: `{ field: value }` (equal, or contained in an
+    /// array field), `{ field: [v1, v2] }` (any of), or `{ field: { gte, gt, lte, lt } }` (a range
+    /// of numbers or ISO dates). `createdAt` and `updatedAt` can be filtered too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional, type = "Record<string, unknown>")]
+    pub filter: Option<serde_json::Value>,
+    /// A hit whose document is at least this many days old is `stale` (default 365).
+    #[tsify(optional)]
+    pub stale_days: u32,
+    /// Opt-in recency boost: multiply each score by 1 + recencyWeight · 2^(−age / halfLife)
+    /// (default 0: off).
+    #[tsify(optional)]
+    pub recency_weight: f32,
+    /// The half-life of the recency boost in days (default 180).
+    #[tsify(optional)]
+    pub recency_half_life_days: f32,
+    /// "Now" for ages, in milliseconds since 1970 (default: the clock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub now: Option<f64>,
 }
 
 impl Default for SearchOptions {
@@ -182,6 +385,212 @@ impl Default for SearchOptions {
             semantic_weight: 0.5,
             candidates: None,
             highlight: true,
+            prefix_headings: false,
+            snippet_length: 160,
+            explain: false,
+            expand: 0,
+            related: false,
+            related_hops: 1,
+            max_links: 5,
+            filter: None,
+            stale_days: 365,
+            recency_weight: 0.0,
+            recency_half_life_days: 180.0,
+            now: None,
         }
     }
+}
+
+/// Options of `searchDocuments`: every search option, plus how documents are shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DocumentSearchOptions {
+    /// The search; its `limit` counts documents (default 10).
+    #[serde(flatten)]
+    pub search: SearchOptions,
+    /// A chunk scoring at least this is `isRelevant` (default 0: every matching chunk). On the
+    /// response's score scale (`scoreKind`).
+    #[tsify(optional)]
+    pub chunk_threshold: f32,
+    /// Only the chunks that matched (default true); false adds the document's other chunks, for
+    /// context, with `isRelevant: false`.
+    #[tsify(optional)]
+    pub only_matching_chunks: bool,
+    /// Add each document's full text as `content` (default false; can be large).
+    #[tsify(optional)]
+    pub include_full_docs: bool,
+    /// Count the matching documents by these metadata fields (`facets` in the response).
+    #[tsify(optional)]
+    pub facets: Vec<String>,
+}
+
+impl Default for DocumentSearchOptions {
+    fn default() -> Self {
+        DocumentSearchOptions {
+            search: SearchOptions::default(),
+            chunk_threshold: 0.0,
+            only_matching_chunks: true,
+            include_full_docs: false,
+            facets: Vec::new(),
+        }
+    }
+}
+
+/// The answer of `searchDocuments`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentSearchResponse {
+    pub results: Vec<DocumentResult>,
+    /// The scale of every score in the response.
+    pub score_kind: ScoreKind,
+    /// How long the search took, in milliseconds.
+    pub timing: f64,
+    /// How many documents matched (before `limit`).
+    pub total: u32,
+    /// For each requested facet field: value → number of matching documents.
+    #[tsify(type = "Record<string, Record<string, number>>")]
+    pub facets: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u32>>,
+}
+
+/// A document and its chunks that matched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentResult {
+    pub doc_id: String,
+    pub doc_type: DocType,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub url: Option<String>,
+    /// The document's score: its best chunk's.
+    pub score: f32,
+    /// 1-based rank among documents.
+    pub rank: u32,
+    /// Its chunks, best first (then, with `onlyMatchingChunks: false`, the rest in order).
+    pub chunks: Vec<DocumentChunk>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional, type = "Record<string, unknown>")]
+    pub metadata: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub created_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub updated_at: Option<String>,
+    /// The full text (chunks joined by blank lines), with `includeFullDocs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub content: Option<String>,
+}
+
+/// A chunk of a document result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentChunk {
+    pub id: String,
+    pub chunk_index: u32,
+    pub content: String,
+    /// The chunk's own score (0 for a context chunk that did not match).
+    pub score: f32,
+    /// Whether the chunk matched and passed `chunkThreshold`.
+    pub is_relevant: bool,
+    /// Query-term occurrences in `content` (UTF-16), when highlighting.
+    pub highlights: Vec<Highlight>,
+}
+
+/// How `buildContext` orders the admitted chunks in the prompt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextOrder {
+    /// Best score first.
+    #[default]
+    Score,
+    /// By document, then position in it (reads like the sources).
+    Document,
+    /// Most recently updated first.
+    Recency,
+}
+
+/// Options of `buildContext`: every search option, plus the budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContextOptions {
+    /// The search; its `limit` is how many candidates are considered (default 20).
+    #[serde(flatten)]
+    pub search: SearchOptions,
+    /// The most tokens the prompt may take (default 1000), counted as characters / 4, rounded up.
+    #[tsify(optional)]
+    pub token_budget: u32,
+    /// How admitted chunks are ordered in the prompt (default `score`).
+    #[tsify(optional)]
+    pub order: ContextOrder,
+    /// Candidates scoring below this are not admitted (default: none), on `scoreKind`'s scale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub min_score: Option<f32>,
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        ContextOptions {
+            search: SearchOptions { limit: 20, ..SearchOptions::default() },
+            token_budget: 1000,
+            order: ContextOrder::Score,
+            min_score: None,
+        }
+    }
+}
+
+/// Why a candidate did not reach the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub enum RejectReason {
+    /// Admitting it would pass the token budget.
+    OverBudget,
+    /// Its score is below `minScore`.
+    BelowThreshold,
+    /// Its text is the same as an admitted chunk's.
+    Duplicate,
+}
+
+/// One candidate `buildContext` considered, admitted or not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextCandidate {
+    pub id: String,
+    /// 1-based position by score across every candidate (not the prompt order).
+    pub rank: u32,
+    pub score: f32,
+    /// Its fragment's size in tokens (characters / 4).
+    pub tokens: u32,
+    pub admitted: bool,
+    /// Where it sits in the prompt, 0-based; admitted candidates only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub prompt_position: Option<u32>,
+    /// The exact text it contributed; admitted candidates only. Joining every admitted
+    /// fragment in `promptPosition` order with a blank line ("\n\n") gives `prompt`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub prompt_fragment: Option<String>,
+    /// Present exactly when `admitted` is false.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub reason: Option<RejectReason>,
+    pub citation: Citation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub updated_at: Option<String>,
+}
+
+/// The answer of `buildContext`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextResponse {
+    pub prompt: String,
+    /// The prompt's size in tokens (characters / 4).
+    pub tokens: u32,
+    pub order: ContextOrder,
+    pub score_kind: ScoreKind,
+    pub candidates: Vec<ContextCandidate>,
 }

@@ -3,9 +3,11 @@
 
 use crate::embed::{Embedder, ModelFiles};
 use crate::error::{Error, Result};
-use crate::hit::{SearchHit, SearchMode, SearchOptions};
+use crate::hit::{
+    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit, SearchMode, SearchOptions,
+};
 use crate::index::{format, Index};
-use crate::search::{self, QueryVector};
+use crate::search::{self, QueryContext};
 
 pub struct Searcher {
     index: Index,
@@ -61,18 +63,53 @@ impl Searcher {
         self.embedder.as_ref().map(|e| e.embed(query)).transpose()
     }
 
+    /// The query's embedding, when the mode wants one and the model is loaded.
+    fn query_vector(&self, query: &str, mode: SearchMode) -> Result<Option<Vec<f32>>> {
+        if mode == SearchMode::Lexical || !self.has_vectors() {
+            return Ok(None);
+        }
+        self.embed_query(query)
+    }
+
+    fn context<'a>(&'a self, vector: Option<&'a [f32]>, options: &SearchOptions) -> QueryContext<'a> {
+        QueryContext { vector, embedder: self.embedder.as_ref(), now_ms: options.now.unwrap_or_else(now_ms) }
+    }
+
     /// Runs a search. A semantic or hybrid search embeds the query when the model is loaded;
     /// until then a hybrid search answers lexically.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
-        let vector =
-            if options.mode != SearchMode::Lexical && self.has_vectors() { self.embed_query(query)? } else { None };
-        let vector = vector.as_deref().map_or(QueryVector::NotReady, QueryVector::Ready);
-        search::search(&self.index, query, vector, options)
+        let vector = self.query_vector(query, options.mode)?;
+        search::search(&self.index, query, self.context(vector.as_deref(), options), options)
     }
 
     /// Runs a search with a query embedding the caller computed (normalized, of the index's
     /// model); `query` still drives the lexical signal and the highlights.
     pub fn search_with_vector(&self, query: &str, vector: &[f32], options: &SearchOptions) -> Result<Vec<SearchHit>> {
-        search::search(&self.index, query, QueryVector::Ready(vector), options)
+        search::search(&self.index, query, self.context(Some(vector), options), options)
+    }
+
+    /// Searches and groups the hits by document.
+    pub fn search_documents(&self, query: &str, options: &DocumentSearchOptions) -> Result<DocumentSearchResponse> {
+        let vector = self.query_vector(query, options.search.mode)?;
+        search::documents::search_documents(&self.index, query, self.context(vector.as_deref(), &options.search), options, now_ms)
+    }
+
+    /// The best chunks for a query that fit a token budget, as a prompt, with every candidate
+    /// considered.
+    pub fn build_context(&self, query: &str, options: &ContextOptions) -> Result<ContextResponse> {
+        let vector = self.query_vector(query, options.search.mode)?;
+        search::context::build_context(&self.index, query, self.context(vector.as_deref(), &options.search), options)
+    }
+}
+
+/// Milliseconds since 1970, from the platform's clock.
+pub fn now_ms() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
     }
 }

@@ -55,9 +55,9 @@ impl SearchIndex {
     pub fn search(
         &self,
         query: &str,
-        #[wasm_bindgen(unchecked_param_type = "SearchOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let options = parse_options(options)?;
+        let options: SearchOptions = parse_options(options)?;
         let hits = self.searcher()?.search(query, &options).map_err(js_error)?;
         to_js(&hits)
     }
@@ -69,11 +69,35 @@ impl SearchIndex {
         &self,
         query: &str,
         vector: Vec<f32>,
-        #[wasm_bindgen(unchecked_param_type = "SearchOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let options = parse_options(options)?;
+        let options: SearchOptions = parse_options(options)?;
         let hits = self.searcher()?.search_with_vector(query, &vector, &options).map_err(js_error)?;
         to_js(&hits)
+    }
+
+    /// Searches and groups the hits by document: each document's score, its chunks with their
+    /// own scores and `isRelevant`, optional full text, facet counts, `timing` and `total`.
+    #[wasm_bindgen(js_name = searchDocuments, unchecked_return_type = "DocumentSearchResponse")]
+    pub fn search_documents(
+        &self,
+        query: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "DocumentSearchOptions")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsError> {
+        let options = parse_options(options)?;
+        to_js(&self.searcher()?.search_documents(query, &options).map_err(js_error)?)
+    }
+
+    /// The best chunks that fit a token budget, as a prompt, with every candidate considered:
+    /// its rank, whether it was admitted, its prompt position and fragment, or why not.
+    #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "ContextResponse")]
+    pub fn build_context(
+        &self,
+        query: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "ContextOptions")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsError> {
+        let options = parse_options(options)?;
+        to_js(&self.searcher()?.build_context(query, &options).map_err(js_error)?)
     }
 
     /// Fetches the model files from `baseUrl` (the `model/` folder `cairn index` wrote beside
@@ -147,10 +171,10 @@ impl SearchIndex {
     }
 }
 
-fn parse_options(options: JsValue) -> Result<SearchOptions, JsError> {
-    if options.is_undefined() || options.is_null() {
-        return Ok(SearchOptions::default());
-    }
+fn parse_options<T: serde::de::DeserializeOwned + Default>(options: Option<JsValue>) -> Result<T, JsError> {
+    let Some(options) = options.filter(|o| !o.is_undefined() && !o.is_null()) else {
+        return Ok(T::default());
+    };
     // Through JSON, so that a misspelled option is an error (serde-wasm-bindgen skips unknown keys).
     let json: String = js_sys::JSON::stringify(&options)
         .map_err(|_| js_error("invalid search options: they cannot be read as JSON"))?

@@ -15,8 +15,8 @@ fn get(value: &JsValue, path: &str) -> JsValue {
     path.split('.').fold(value.clone(), |v, key| Reflect::get(&v, &key.into()).unwrap())
 }
 
-fn options(json: &str) -> JsValue {
-    js_sys::JSON::parse(json).unwrap()
+fn options(json: &str) -> Option<JsValue> {
+    Some(js_sys::JSON::parse(json).unwrap())
 }
 
 fn message(error: wasm_bindgen::JsError) -> String {
@@ -38,7 +38,7 @@ fn loads_and_searches() {
     assert_eq!(get(&top, "signals.lexical.rank").as_f64(), Some(1.0));
     assert!(get(&top, "signals.semantic").is_undefined());
     // Defaults apply when options are left out.
-    let all: js_sys::Array = index.search("cairn", JsValue::UNDEFINED).unwrap().dyn_into().unwrap();
+    let all: js_sys::Array = index.search("cairn", None).unwrap().dyn_into().unwrap();
     assert!(all.length() >= 2);
 }
 

@@ -71,7 +71,7 @@ function run() {
   }
   try {
     const started = performance.now();
-    const hits = index.search(q, { limit: 10, mode: wanted });
+    const hits = index.search(q, { limit: 10, mode: wanted, highlight: true });
     const ms = (performance.now() - started).toFixed(1);
     results.append(...hits.map(renderHit));
     const how = wanted === "hybrid" && modelState !== "ready" ? "lexical (model loading)" : wanted;

@@ -30,13 +30,16 @@ pub fn build(
 ) -> Result<Index> {
     let mut documents = Vec::with_capacity(sources.len());
     let mut chunks = Vec::new();
+    let mut raw_links = Vec::new();
     for (doc, source) in sources.into_iter().enumerate() {
         documents.push(source.document);
+        raw_links.push(source.links);
         chunks.extend(source.chunks.into_iter().map(|mut c| {
             c.doc = doc as u32;
             c
         }));
     }
+    let links = resolve_links(&documents, raw_links);
     let texts: Vec<String> = chunks.iter().map(|c| indexed_text(&documents[c.doc as usize], c)).collect();
     let analyzer = crate::analyze::Analyzer::new(settings.analyzer.clone());
     let terms: Vec<Vec<String>> = texts.par_iter().map(|t| analyzer.terms(t)).collect();
@@ -53,7 +56,63 @@ pub fn build(
             })
         }
     };
-    Ok(Index { settings, documents, chunks, lexical, vectors })
+    Ok(Index::new(settings, documents, chunks, links, lexical, vectors))
+}
+
+/// Turns each document's link targets (paths relative to the document, as written in its
+/// source) into links between indexed documents; links to anything else are dropped.
+fn resolve_links(documents: &[super::Document], raw: Vec<Vec<crate::ingest::RawLink>>) -> Vec<super::DocLink> {
+    let by_id: std::collections::HashMap<&str, u32> =
+        documents.iter().enumerate().map(|(i, d)| (d.id.as_str(), i as u32)).collect();
+    let mut links = Vec::new();
+    for (from, targets) in raw.into_iter().enumerate() {
+        let base = documents[from].id.rsplit_once('/').map_or("", |(dir, _)| dir);
+        for link in targets {
+            let Some(target) = resolve_path(base, &link.target) else { continue };
+            if let Some(&to) = by_id.get(target.as_str()) {
+                if to != from as u32 {
+                    links.push(super::DocLink { from: from as u32, to, text: link.text });
+                }
+            }
+        }
+    }
+    links.sort_by(|a, b| (a.from, a.to).cmp(&(b.from, b.to)));
+    links.dedup_by(|a, b| a.from == b.from && a.to == b.to);
+    links
+}
+
+/// `target` (a link as written: relative, maybe with `#fragment` or `?query`) resolved against
+/// the folder `base`; None for links that leave the site (a scheme, `//`, or above the root).
+fn resolve_path(base: &str, target: &str) -> Option<String> {
+    let target = target.split(['#', '?']).next().unwrap_or("");
+    if target.is_empty() || target.contains("://") || target.starts_with("//") || target.starts_with("mailto:") {
+        return None;
+    }
+    let mut parts: Vec<&str> = if target.starts_with('/') { Vec::new() } else { base.split('/').filter(|p| !p.is_empty()).collect() };
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_path;
+
+    #[test]
+    fn resolves_relative_links() {
+        assert_eq!(resolve_path("guide", "install.md#build").as_deref(), Some("guide/install.md"));
+        assert_eq!(resolve_path("guide", "../notes.txt").as_deref(), Some("notes.txt"));
+        assert_eq!(resolve_path("", "/guide/install.md").as_deref(), Some("guide/install.md"));
+        assert_eq!(resolve_path("", "../outside.md"), None);
+        assert_eq!(resolve_path("a", "https://example.org/x.md"), None);
+    }
 }
 
 /// Embeds texts in batches of similar length (less padding), returning the vectors in text

@@ -87,6 +87,12 @@ fn validate(index: &Index) -> Result<()> {
     if let Some(chunk) = index.chunks.iter().find(|c| c.doc as usize >= index.documents.len()) {
         return fail(format!("chunk {} names document {} of {}", chunk.chunk_index, chunk.doc, index.documents.len()));
     }
+    if index.chunks.windows(2).any(|w| w[0].doc > w[1].doc) {
+        return fail("chunks are not grouped by document".into());
+    }
+    if index.links.iter().any(|l| l.from as usize >= index.documents.len() || l.to as usize >= index.documents.len()) {
+        return fail("a link names a document the index does not have".into());
+    }
     if let Err(m) = index.lexical.validate(chunks) {
         return fail(m);
     }

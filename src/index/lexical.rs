@@ -110,9 +110,15 @@ impl LexicalIndex {
         Ok(())
     }
 
+    /// The stored IDF of an analyzed term, if the index has it.
+    pub fn idf(&self, term: &str) -> Option<f32> {
+        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok().map(|i| self.idf[i])
+    }
+
     /// The `limit` best chunks for the analyzed query terms, best first; ties go to the lower
-    /// chunk id. A query term that repeats counts once per occurrence, as in Lucene.
-    pub fn search(&self, query_terms: &[String], limit: usize) -> Vec<ScoredChunk> {
+    /// chunk id. A query term that repeats counts once per occurrence, as in Lucene. With
+    /// `allowed`, only chunks marked true are scored.
+    pub fn search(&self, query_terms: &[String], limit: usize, allowed: Option<&[bool]>) -> Vec<ScoredChunk> {
         let mut scores = vec![0f32; self.chunk_lengths.len()];
         let mut touched = Vec::new();
         let Bm25Params { k1, b } = self.params;
@@ -123,6 +129,9 @@ impl LexicalIndex {
             let mut chunk = 0u32;
             for (gap, &freq) in postings.chunk_gaps.iter().zip(&postings.freqs) {
                 chunk += gap;
+                if allowed.is_some_and(|a| !a[chunk as usize]) {
+                    continue;
+                }
                 let tf = freq as f32;
                 let length = self.chunk_lengths[chunk as usize] as f32;
                 let norm = k1 * (1.0 - b + b * length / self.average_length);
@@ -154,14 +163,15 @@ mod tests {
             Bm25Params::default(),
             vec![terms("apple banana"), terms("apple apple apple cherry"), terms("cherry date")],
         );
-        let hits = index.search(&terms("apple"), 10);
+        let hits = index.search(&terms("apple"), 10, None);
         assert_eq!(hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![1, 0]);
         // idf = ln(1 + (3 - 2 + 0.5) / (2 + 0.5))
         let idf = (1.0f64 + 1.5 / 2.5).ln() as f32;
         let avg = 8.0 / 3.0;
         let expected = idf * 2.2 / (1.0 + 1.2 * (0.25 + 0.75 * 2.0 / avg));
         assert!((hits[1].score - expected).abs() < 1e-5, "{} vs {expected}", hits[1].score);
-        assert!(index.search(&terms("zebra"), 10).is_empty());
+        assert!(index.search(&terms("zebra"), 10, None).is_empty());
+        assert_eq!(index.search(&terms("apple"), 10, Some(&[true, false, true])).len(), 1);
         assert!(index.validate(3).is_ok());
         assert!(index.validate(2).is_err());
     }

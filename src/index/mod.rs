@@ -25,9 +25,27 @@ pub struct Document {
     pub title: String,
     /// Where a reader finds the document (JSONL `url`, or the path with `--base-url`).
     pub url: Option<String>,
-    /// Front-matter or JSONL `metadata`, as JSON text (kept as text so the binary format stays
-    /// self-describing-free and compact).
+    /// Front-matter or JSONL `metadata`, as JSON text (postcard is not self-describing, so
+    /// free-form values travel as JSON).
     pub metadata: Option<String>,
+    /// When the document was created and last updated.
+    pub created: Option<Timestamp>,
+    pub updated: Option<Timestamp>,
+}
+
+/// A point in time, as ISO 8601 text (as the source said it) and as seconds since 1970 (UTC).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timestamp {
+    pub iso: String,
+    pub unix_seconds: i64,
+}
+
+/// A link from one indexed document to another, with the link's words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocLink {
+    pub from: u32,
+    pub to: u32,
+    pub text: String,
 }
 
 /// A passage of a document: the unit that is indexed, embedded and returned.
@@ -48,6 +66,8 @@ pub struct Chunk {
     pub line_end: u32,
     /// Byte offset in the source where the chunk's text starts (for JSONL: in the record's text).
     pub source_offset: u64,
+    /// First and last page of the text, for sources with pages.
+    pub pages: Option<(u32, u32)>,
 }
 
 /// Settings the index was built with; queries must be analyzed with the same ones.
@@ -70,11 +90,58 @@ pub struct Index {
     pub settings: IndexSettings,
     pub documents: Vec<Document>,
     pub chunks: Vec<Chunk>,
+    /// Links between documents, sorted by (from, to).
+    pub links: Vec<DocLink>,
     pub lexical: LexicalIndex,
     pub vectors: Option<VectorIndex>,
+    /// Each document's metadata, parsed on first use (filters, hits).
+    #[serde(skip)]
+    parsed_metadata: std::sync::OnceLock<Vec<Option<serde_json::Value>>>,
 }
 
 impl Index {
+    pub fn new(
+        settings: IndexSettings,
+        documents: Vec<Document>,
+        chunks: Vec<Chunk>,
+        links: Vec<DocLink>,
+        lexical: LexicalIndex,
+        vectors: Option<VectorIndex>,
+    ) -> Self {
+        Index { settings, documents, chunks, links, lexical, vectors, parsed_metadata: Default::default() }
+    }
+
+    /// The metadata of document `doc`, parsed.
+    pub fn metadata(&self, doc: u32) -> Option<&serde_json::Value> {
+        self.parsed_metadata
+            .get_or_init(|| {
+                self.documents.iter().map(|d| d.metadata.as_deref().and_then(|m| serde_json::from_str(m).ok())).collect()
+            })
+            .get(doc as usize)
+            .and_then(Option::as_ref)
+    }
+
+    /// The chunks of the document chunk `chunk` belongs to, as a range of chunk ids (a
+    /// document's chunks are stored together, in order).
+    pub fn document_chunks(&self, chunk: u32) -> std::ops::Range<u32> {
+        let doc = self.chunks[chunk as usize].doc;
+        let mut start = chunk;
+        while start > 0 && self.chunks[start as usize - 1].doc == doc {
+            start -= 1;
+        }
+        let mut end = chunk + 1;
+        while (end as usize) < self.chunks.len() && self.chunks[end as usize].doc == doc {
+            end += 1;
+        }
+        start..end
+    }
+
+    /// The first chunk of document `doc`, if it has any.
+    pub fn first_chunk_of(&self, doc: u32) -> Option<u32> {
+        let i = self.chunks.partition_point(|c| c.doc < doc);
+        (self.chunks.get(i).map(|c| c.doc) == Some(doc)).then_some(i as u32)
+    }
+
     pub fn analyzer(&self) -> Analyzer {
         Analyzer::new(self.settings.analyzer.clone())
     }

@@ -142,11 +142,13 @@ impl VectorIndex {
     }
 
     /// The `limit` chunks most similar to `query` (normalized), best first, with cosine scores.
-    /// Uses the graph when there is one.
-    pub fn search(&self, query: &[f32], limit: usize) -> Result<Vec<ScoredChunk>> {
+    /// Uses the graph when there is one and no `allowed` mask (a filtered search scans exactly,
+    /// so a narrow filter cannot starve the graph's beam).
+    pub fn search(&self, query: &[f32], limit: usize, allowed: Option<&[bool]>) -> Result<Vec<ScoredChunk>> {
         self.check_query(query)?;
         match &self.store {
-            Store::Flat(_) => Ok(self.search_exact(query, limit)),
+            Store::Flat(_) => Ok(self.search_exact(query, limit, allowed)),
+            Store::Graph { .. } if allowed.is_some() => Ok(self.search_exact(query, limit, allowed)),
             Store::Graph { hnsw, chunk_of_point } => {
                 let mut search = Search::default();
                 let point = Embedding(query.to_vec());
@@ -164,17 +166,21 @@ impl VectorIndex {
         }
     }
 
-    /// Exact search: every vector is scored.
-    pub fn search_exact(&self, query: &[f32], limit: usize) -> Vec<ScoredChunk> {
+    /// Exact search: every (allowed) vector is scored.
+    pub fn search_exact(&self, query: &[f32], limit: usize, allowed: Option<&[bool]>) -> Vec<ScoredChunk> {
+        let keep = |chunk: u32| allowed.is_none_or(|a| a[chunk as usize]);
         let mut hits: Vec<ScoredChunk> = match &self.store {
             Store::Flat(vectors) => vectors
                 .chunks_exact(self.dimension())
                 .enumerate()
+                .filter(|(chunk, _)| keep(*chunk as u32))
                 .map(|(chunk, v)| ScoredChunk { chunk: chunk as u32, score: dot(query, v) })
                 .collect(),
             Store::Graph { hnsw, chunk_of_point } => hnsw
                 .iter()
-                .map(|(pid, p)| ScoredChunk { chunk: chunk_of_point[pid.into_inner() as usize], score: dot(query, &p.0) })
+                .map(|(pid, p)| (chunk_of_point[pid.into_inner() as usize], p))
+                .filter(|(chunk, _)| keep(*chunk))
+                .map(|(chunk, p)| ScoredChunk { chunk, score: dot(query, &p.0) })
                 .collect(),
         };
         crate::search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
@@ -304,12 +310,12 @@ mod tests {
         let graph = VectorIndex::graph(identity(), vectors, GraphSettings::default());
         assert!(graph.validate(60).is_ok() && flat.validate(60).is_ok());
         let query = unit(7);
-        let exact = flat.search(&query, 5).unwrap();
+        let exact = flat.search(&query, 5, None).unwrap();
         assert_eq!(exact[0].chunk, 7);
         assert!((exact[0].score - 1.0).abs() < 1e-5);
-        let approx = graph.search(&query, 5).unwrap();
+        let approx = graph.search(&query, 5, None).unwrap();
         assert_eq!(approx.iter().map(|h| h.chunk).collect::<Vec<_>>(), exact.iter().map(|h| h.chunk).collect::<Vec<_>>());
-        assert_eq!(graph.search_exact(&query, 5), exact);
-        assert!(flat.search(&[1.0; 3], 5).is_err());
+        assert_eq!(graph.search_exact(&query, 5, None), exact);
+        assert!(flat.search(&[1.0; 3], 5, None).is_err());
     }
 }

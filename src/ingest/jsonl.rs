@@ -4,13 +4,14 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{finish_chunks, title_only_chunk, IngestOptions, InputFile, SourceDocument};
+use super::{dates, finish_chunks, title_only_chunk, IngestOptions, InputFile, SourceDocument};
 use crate::chunk::{chunk_sections, Block, Section};
 use crate::error::Error;
 use crate::hit::DocType;
 use crate::index::Document;
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Record {
     #[serde(alias = "_id")]
     id: Option<Value>,
@@ -22,6 +23,10 @@ struct Record {
     url: Option<String>,
     #[serde(default)]
     metadata: Option<Value>,
+    #[serde(default, alias = "created", alias = "date")]
+    created_at: Option<String>,
+    #[serde(default, alias = "updated")]
+    updated_at: Option<String>,
 }
 
 pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> (Vec<SourceDocument>, Vec<Error>) {
@@ -62,8 +67,11 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> (Vec<Sou
                 title,
                 url: record.url,
                 metadata: record.metadata.filter(|m| !m.is_null()).map(|m| m.to_string()),
+                created: record.created_at.as_deref().and_then(dates::parse),
+                updated: record.updated_at.as_deref().or(record.created_at.as_deref()).and_then(dates::parse),
             },
             chunks,
+            links: Vec::new(),
         });
     }
     (documents, errors)

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
-use super::{chunk_file, file_stem, file_url, IngestOptions, InputFile, SourceDocument};
+use super::{chunk_file, dates, file_stem, file_url, IngestOptions, InputFile, RawLink, SourceDocument};
 use crate::chunk::{Block, Section};
 use crate::hit::DocType;
 use crate::index::Document;
@@ -24,15 +24,19 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
         .map(str::to_string)
         .or(parsed.first_h1.clone())
         .unwrap_or_else(|| file_stem(file));
+    let front = parsed.front_matter.as_ref();
     SourceDocument {
         document: Document {
             id: file.relative(),
             doc_type: DocType::Md,
             title,
             url: file_url(file, options),
+            created: dates::from_fields(front, &["created", "createdAt", "date"]),
+            updated: dates::from_fields(front, &["updated", "updatedAt", "lastmod", "modified"]),
             metadata: parsed.front_matter.map(|m| m.to_string()),
         },
         chunks: chunk_file(&parsed.sections, source, options),
+        links: parsed.links,
     }
 }
 
@@ -40,6 +44,7 @@ struct Parsed {
     sections: Vec<Section>,
     first_h1: Option<String>,
     front_matter: Option<serde_json::Value>,
+    links: Vec<RawLink>,
 }
 
 fn parse(source: &str) -> Parsed {
@@ -55,6 +60,8 @@ fn parse(source: &str) -> Parsed {
     let mut in_metadata = false;
     let mut front_matter = None;
     let mut first_h1 = None;
+    let mut links = Vec::new();
+    let mut link: Option<(String, String)> = None;
 
     let flush = |block: &mut Block, sections: &mut Vec<Section>| {
         if !block.text.trim().is_empty() {
@@ -95,7 +102,16 @@ fn parse(source: &str) -> Parsed {
                     });
                 }
             }
+            Event::Start(Tag::Link { dest_url, .. }) => link = Some((dest_url.to_string(), String::new())),
+            Event::End(TagEnd::Link) => {
+                if let Some((target, text)) = link.take() {
+                    links.push(RawLink { target, text: text.trim().to_string() });
+                }
+            }
             Event::Text(text) | Event::Code(text) => {
+                if let Some((_, link_text)) = link.as_mut() {
+                    link_text.push_str(&text);
+                }
                 if let Some((_, _, heading_text)) = heading.as_mut() {
                     heading_text.push_str(&text);
                 } else {
@@ -117,7 +133,7 @@ fn parse(source: &str) -> Parsed {
         }
     }
     flush(&mut block, &mut sections);
-    Parsed { sections, first_h1, front_matter }
+    Parsed { sections, first_h1, front_matter, links }
 }
 
 /// Appends an event's text to the block, noting where in the source it stands.
@@ -168,6 +184,13 @@ mod tests {
             (strings(&["Install", "On Linux"]), Some("linux".into()), strings(&["first item", "second item"]))
         );
         assert_eq!(summary[3].1.as_deref(), Some("install-1"));
+    }
+
+    #[test]
+    fn links_keep_their_targets_and_words() {
+        let parsed = parse("See [the *install* guide](guide/install.md#build) and [site](https://x.org).\n");
+        let links: Vec<(&str, &str)> = parsed.links.iter().map(|l| (l.target.as_str(), l.text.as_str())).collect();
+        assert_eq!(links, vec![("guide/install.md#build", "the install guide"), ("https://x.org", "site")]);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! format, and hands back documents already cut into chunks that know their source lines and
 //! offsets. A file that cannot be read is reported and skipped; it never stops the run.
 
+pub mod dates;
 mod jsonl;
 mod markdown;
 mod text;
@@ -20,6 +21,17 @@ use crate::index::{Chunk, Document};
 pub struct SourceDocument {
     pub document: Document,
     pub chunks: Vec<Chunk>,
+    /// Links found in the source, resolved to indexed documents by the builder.
+    pub links: Vec<RawLink>,
+}
+
+/// A link as the source wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawLink {
+    /// The target, relative to the linking document (`../a.md#x`).
+    pub target: String,
+    /// The link's words.
+    pub text: String,
 }
 
 #[derive(Debug, Clone)]
@@ -115,10 +127,16 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<(Vec<Sou
     let path = file.path.display().to_string();
     let fail = |message: String| Error::Ingest { path: path.clone(), message };
     let bytes = std::fs::read(&file.path).map_err(|e| fail(format!("cannot read it: {e}")))?;
+    let modified = std::fs::metadata(&file.path).and_then(|m| m.modified()).ok().map(dates::from_system_time);
     let whole_file = |mut doc: SourceDocument| {
         if doc.chunks.is_empty() && !doc.document.title.trim().is_empty() {
             doc.chunks.push(title_only_chunk(1));
         }
+        // A date the source states beats the file's time (a checkout rewrites that): updated
+        // falls back to created, then to the modification time; created to updated.
+        let d = &mut doc.document;
+        d.updated = d.updated.take().or_else(|| d.created.clone()).or_else(|| modified.clone());
+        d.created = d.created.take().or_else(|| d.updated.clone());
         Ok((vec![doc], Vec::new()))
     };
     match extension(&file.path).as_deref() {
@@ -150,6 +168,7 @@ fn title_only_chunk(line: u32) -> Chunk {
         line_start: line,
         line_end: line,
         source_offset: 0,
+        pages: None,
     }
 }
 
@@ -164,6 +183,7 @@ fn finish_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32) -> Vec<Chu
             line_start: lines(d.source_start),
             line_end: lines(d.source_end.saturating_sub(1).max(d.source_start)),
             source_offset: d.source_start,
+            pages: None,
             heading_path: d.heading_path,
             anchor: d.anchor,
             text: d.text,

@@ -30,7 +30,10 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
             title: file_stem(file),
             url: file_url(file, options),
             metadata: None,
+            created: None,
+            updated: None,
         },
         chunks: chunk_file(&sections, source, options),
+        links: Vec::new(),
     }
 }

@@ -11,9 +11,37 @@ use crate::index::lexical::ScoredChunk;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub chunk: u32,
+    /// The final score (after the recency boost, when on).
     pub score: f32,
     pub lexical: Option<(u32, f32)>,
     pub semantic: Option<(u32, f32)>,
+    /// What each signal added to the fused score: (lexical, semantic).
+    pub contributions: (f32, f32),
+    /// Rank (1-based) and score after fusion, before any reordering; rank 0: not retrieved.
+    pub retrieval_rank: u32,
+    pub retrieval_score: f32,
+    /// The recency boost's factor (1 when off).
+    pub recency_factor: f32,
+}
+
+impl Candidate {
+    fn new(chunk: u32) -> Self {
+        Candidate {
+            chunk,
+            score: 0.0,
+            lexical: None,
+            semantic: None,
+            contributions: (0.0, 0.0),
+            retrieval_rank: 0,
+            retrieval_score: 0.0,
+            recency_factor: 1.0,
+        }
+    }
+
+    /// A chunk that no signal retrieved (reached by a link).
+    pub fn unretrieved(chunk: u32) -> Self {
+        Candidate::new(chunk)
+    }
 }
 
 pub fn score_kind(fusion: Fusion) -> ScoreKind {
@@ -28,13 +56,14 @@ pub fn single(lexical: &[ScoredChunk], semantic: &[ScoredChunk]) -> Vec<Candidat
     let ranked = |list: &[ScoredChunk]| list.iter().enumerate().map(|(i, h)| (h.chunk, i as u32 + 1, h.score)).collect::<Vec<_>>();
     let mut out: Vec<Candidate> = ranked(lexical)
         .into_iter()
-        .map(|(chunk, rank, score)| Candidate { chunk, score, lexical: Some((rank, score)), semantic: None })
+        .map(|(chunk, rank, score)| Candidate { score, lexical: Some((rank, score)), contributions: (score, 0.0), ..Candidate::new(chunk) })
         .collect();
-    out.extend(
-        ranked(semantic)
-            .into_iter()
-            .map(|(chunk, rank, score)| Candidate { chunk, score, lexical: None, semantic: Some((rank, score)) }),
-    );
+    out.extend(ranked(semantic).into_iter().map(|(chunk, rank, score)| Candidate {
+        score,
+        semantic: Some((rank, score)),
+        contributions: (0.0, score),
+        ..Candidate::new(chunk)
+    }));
     out
 }
 
@@ -51,8 +80,10 @@ pub fn fuse(lexical: &[ScoredChunk], semantic: &[ScoredChunk], options: &SearchO
     match options.fusion {
         Fusion::Rrf => {
             let k = options.rrf_k;
+            let part = |signal: Option<(u32, f32)>| signal.map_or(0.0, |(rank, _)| 1.0 / (k + rank as f32));
             for c in &mut fused {
-                c.score = [c.lexical, c.semantic].iter().flatten().map(|&(rank, _)| 1.0 / (k + rank as f32)).sum();
+                c.contributions = (part(c.lexical), part(c.semantic));
+                c.score = c.contributions.0 + c.contributions.1;
             }
         }
         Fusion::Weighted => {
@@ -62,7 +93,8 @@ pub fn fuse(lexical: &[ScoredChunk], semantic: &[ScoredChunk], options: &SearchO
             for c in &mut fused {
                 let lex = c.lexical.map_or(0.0, |(_, s)| normalize(s, lexical_range));
                 let sem = c.semantic.map_or(0.0, |(_, s)| normalize(s, semantic_range));
-                c.score = (1.0 - w) * lex + w * sem;
+                c.contributions = ((1.0 - w) * lex, w * sem);
+                c.score = c.contributions.0 + c.contributions.1;
             }
         }
     }
@@ -71,7 +103,7 @@ pub fn fuse(lexical: &[ScoredChunk], semantic: &[ScoredChunk], options: &SearchO
 }
 
 fn empty(chunk: u32) -> Candidate {
-    Candidate { chunk, score: 0.0, lexical: None, semantic: None }
+    Candidate::new(chunk)
 }
 
 fn range(list: &[ScoredChunk]) -> (f32, f32) {

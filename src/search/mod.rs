@@ -1,102 +1,183 @@
 //! Search: retrieve candidates from each signal, fuse them, and turn the winners into
-//! `SearchHit`s with citations and highlights. The same code answers the CLI and the browser;
-//! the caller supplies the query embedding when the model is loaded.
+//! `SearchHit`s. The same code answers the CLI and the browser; the caller supplies the query
+//! embedding (and the model, for semantic `match` sentences) when the model is loaded.
+//!
+//! `retrieve` is the ranking (filter → lexical and vector retrieval → fusion → optional recency
+//! boost); `hits` dresses ranked candidates as `SearchHit`s, doing only the work the options ask
+//! for. `documents` and `context` build on the same two steps.
 
+pub mod context;
+pub mod documents;
+pub mod filter;
 pub mod fuse;
 pub mod highlight;
 
+use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::hit::{Citation, LexicalSignal, ScoreKind, SearchHit, SearchMode, SearchOptions, SemanticSignal, Signals};
+use crate::hit::{
+    Citation, Explain, HitLink, LexicalSignal, LinkDirection, Neighbors, ScoreKind, ScoreTerm, SearchHit, SearchMode,
+    SearchOptions, SemanticSignal, SignalName, Signals, Via,
+};
+use crate::index::vector::dot;
 use crate::index::Index;
-use fuse::Candidate;
+pub use fuse::Candidate;
 
-/// Whether the caller has a query embedding, and if not, why not.
-pub enum QueryVector<'a> {
-    Ready(&'a [f32]),
-    /// The index has embeddings, but the model is still loading (browser) or was not asked for.
-    NotReady,
+/// What the caller brings besides the query text.
+#[derive(Clone, Copy, Default)]
+pub struct QueryContext<'a> {
+    /// The query's embedding, when the model is loaded.
+    pub vector: Option<&'a [f32]>,
+    /// The model, for finding the closest sentence of a hit only the semantic signal found.
+    pub embedder: Option<&'a Embedder>,
+    /// Now, in milliseconds since 1970 (for ages and the recency boost).
+    pub now_ms: f64,
+}
+
+/// A ranking: the fused candidates, best first, and how they were scored.
+pub struct Retrieved {
+    pub candidates: Vec<Candidate>,
+    pub score_kind: ScoreKind,
+    pub query_terms: Vec<String>,
 }
 
 /// Runs one search.
-pub fn search(index: &Index, query: &str, vector: QueryVector<'_>, options: &SearchOptions) -> Result<Vec<SearchHit>> {
-    validate(options)?;
-    let limit = options.limit as usize;
-    let pool = options.candidates.map(|c| c as usize).unwrap_or(100).max(limit);
-    let analyzer = index.analyzer();
-    let query_terms = analyzer.terms(query);
+pub fn search(index: &Index, query: &str, context: QueryContext<'_>, options: &SearchOptions) -> Result<Vec<SearchHit>> {
+    let retrieved = retrieve(index, query, context, options)?;
+    let direct: Vec<&Candidate> = retrieved.candidates.iter().take(options.limit as usize).collect();
+    let mut hits = build_hits(index, &retrieved, &direct, context, options)?;
+    if options.related {
+        hits.extend(related_hits(index, &retrieved, &hits, context, options)?);
+    }
+    Ok(hits)
+}
 
-    let want_semantic = options.mode != SearchMode::Lexical;
-    let semantic_vector = match (&index.vectors, vector) {
-        (Some(_), QueryVector::Ready(v)) if want_semantic => Some(v),
+/// Ranks the index's chunks for a query: every candidate of the pool, best first.
+pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: &SearchOptions) -> Result<Retrieved> {
+    validate(options)?;
+    let pool = options.candidates.map(|c| c as usize).unwrap_or(100).max(options.limit as usize);
+    let query_terms = index.analyzer().terms(query);
+    let mask = match &options.filter {
+        Some(f) => Some(filter::Filter::parse(f)?.chunk_mask(index)),
+        None => None,
+    };
+    let mask = mask.as_deref();
+
+    let semantic_vector = match (&index.vectors, context.vector) {
         (None, _) if options.mode == SearchMode::Semantic => {
             return Err(Error::InvalidInput(
                 "this index has no embeddings, so it cannot answer a semantic search; rebuild it without --no-embed, or search with mode \"lexical\"".into(),
             ))
         }
-        (Some(_), QueryVector::NotReady) if options.mode == SearchMode::Semantic => {
+        (Some(_), None) if options.mode == SearchMode::Semantic => {
             return Err(Error::InvalidInput(
                 "the embedding model is not loaded yet, so a semantic search cannot run; wait for the model (or search with mode \"hybrid\", which answers lexically until it arrives)".into(),
             ))
         }
+        (Some(_), Some(v)) if options.mode != SearchMode::Lexical => Some(v),
         _ => None,
     };
-
-    let lexical = if options.mode == SearchMode::Semantic { Vec::new() } else { index.lexical.search(&query_terms, pool) };
+    let lexical_ran = options.mode != SearchMode::Semantic;
+    let lexical = if lexical_ran { index.lexical.search(&query_terms, pool, mask) } else { Vec::new() };
     let semantic = match (semantic_vector, &index.vectors) {
-        (Some(v), Some(vectors)) => vectors.search(v, pool)?,
+        (Some(v), Some(vectors)) => vectors.search(v, pool, mask)?,
         _ => Vec::new(),
     };
-    let semantic_ran = semantic_vector.is_some();
-    let lexical_ran = options.mode != SearchMode::Semantic;
 
-    let (candidates, score_kind) = if lexical_ran && semantic_ran {
+    let (mut candidates, score_kind) = if lexical_ran && semantic_vector.is_some() {
         (fuse::fuse(&lexical, &semantic, options), fuse::score_kind(options.fusion))
-    } else if semantic_ran {
+    } else if semantic_vector.is_some() {
         (fuse::single(&[], &semantic), ScoreKind::Cosine)
     } else {
         (fuse::single(&lexical, &[]), ScoreKind::Bm25)
     };
-
-    let highlight_terms = if options.highlight { query_terms } else { Vec::new() };
-    let hits = candidates
-        .into_iter()
-        .take(limit)
-        .enumerate()
-        .map(|(i, candidate)| make_hit(index, &candidate, i as u32 + 1, score_kind, &highlight_terms))
-        .collect();
-    Ok(hits)
+    for (i, c) in candidates.iter_mut().enumerate() {
+        c.retrieval_rank = i as u32 + 1;
+        c.retrieval_score = c.score;
+    }
+    if options.recency_weight > 0.0 {
+        for c in &mut candidates {
+            if let Some(age) = age_days(index, index.chunks[c.chunk as usize].doc, context.now_ms) {
+                c.recency_factor = 1.0 + options.recency_weight * (-(age as f32) / options.recency_half_life_days).exp2();
+                c.score *= c.recency_factor;
+            }
+        }
+        top_k(&mut candidates, usize::MAX, |c| c.score, |c| c.chunk);
+    }
+    Ok(Retrieved { candidates, score_kind, query_terms })
 }
 
 fn validate(options: &SearchOptions) -> Result<()> {
+    let bad = |m: String| Err(Error::InvalidInput(m));
     if options.limit == 0 {
-        return Err(Error::InvalidInput("limit must be at least 1".into()));
+        return bad("limit must be at least 1".into());
     }
     if !(options.rrf_k.is_finite() && options.rrf_k >= 0.0) {
-        return Err(Error::InvalidInput(format!("rrfK must be a number >= 0, not {}", options.rrf_k)));
+        return bad(format!("rrfK must be a number >= 0, not {}", options.rrf_k));
     }
     if !(0.0..=1.0).contains(&options.semantic_weight) {
-        return Err(Error::InvalidInput(format!(
-            "semanticWeight must be between 0 and 1, not {}",
-            options.semantic_weight
-        )));
+        return bad(format!("semanticWeight must be between 0 and 1, not {}", options.semantic_weight));
+    }
+    if !(1..=2).contains(&options.related_hops) {
+        return bad(format!("relatedHops must be 1 or 2, not {}", options.related_hops));
+    }
+    if !(options.recency_weight.is_finite() && options.recency_weight >= 0.0) {
+        return bad(format!("recencyWeight must be a number >= 0, not {}", options.recency_weight));
+    }
+    if !(options.recency_half_life_days.is_finite() && options.recency_half_life_days > 0.0) {
+        return bad(format!("recencyHalfLifeDays must be a number > 0, not {}", options.recency_half_life_days));
     }
     Ok(())
 }
 
-fn make_hit(index: &Index, candidate: &Candidate, rank: u32, score_kind: ScoreKind, terms: &[String]) -> SearchHit {
+/// Whole days from the document's update (or creation) to `now_ms`, never negative.
+pub fn age_days(index: &Index, doc: u32, now_ms: f64) -> Option<u32> {
+    let document = &index.documents[doc as usize];
+    let at = document.updated.as_ref().or(document.created.as_ref())?;
+    let days = (now_ms / 1000.0 - at.unix_seconds as f64) / 86_400.0;
+    Some(days.max(0.0).floor() as u32)
+}
+
+/// Builds the hits for `chosen` candidates (in order), doing only what the options ask for.
+pub fn build_hits(
+    index: &Index,
+    retrieved: &Retrieved,
+    chosen: &[&Candidate],
+    context: QueryContext<'_>,
+    options: &SearchOptions,
+) -> Result<Vec<SearchHit>> {
+    let mut hits: Vec<SearchHit> =
+        chosen.iter().enumerate().map(|(i, c)| base_hit(index, c, i as u32 + 1, retrieved, context, options)).collect();
+    if options.highlight {
+        add_matches(index, retrieved, chosen, &mut hits, context, options)?;
+    }
+    Ok(hits)
+}
+
+fn base_hit(
+    index: &Index,
+    candidate: &Candidate,
+    rank: u32,
+    retrieved: &Retrieved,
+    context: QueryContext<'_>,
+    options: &SearchOptions,
+) -> SearchHit {
     let chunk = &index.chunks[candidate.chunk as usize];
     let document = index.document_of(chunk);
     let url = document.url.as_ref().map(|url| match &chunk.anchor {
         Some(anchor) if !url.contains('#') => format!("{url}#{anchor}"),
         _ => url.clone(),
     });
+    let age_days = age_days(index, chunk.doc, context.now_ms);
+    let (links, links_elided) = links_of(index, chunk.doc, options.max_links as usize);
     SearchHit {
-        id: format!("{}#{}", document.id, chunk.chunk_index),
+        id: chunk_id(index, candidate.chunk),
         rank,
         score: candidate.score,
-        score_kind,
-        highlights: highlight::highlights(&index.analyzer(), &chunk.text, terms),
-        text: chunk.text.clone(),
+        score_kind: retrieved.score_kind,
+        text: display_text(index, candidate.chunk, options),
+        highlights: Vec::new(),
+        match_range: None,
+        snippet: None,
         citation: Citation {
             doc_id: document.id.clone(),
             doc_type: document.doc_type,
@@ -107,12 +188,194 @@ fn make_hit(index: &Index, candidate: &Candidate, rank: u32, score_kind: ScoreKi
             line_start: chunk.line_start,
             line_end: chunk.line_end,
             source_offset: chunk.source_offset,
+            page_from: chunk.pages.map(|p| p.0),
+            page_to: chunk.pages.map(|p| p.1),
         },
         signals: Signals {
             lexical: candidate.lexical.map(|(rank, score)| LexicalSignal { rank, score }),
             semantic: candidate.semantic.map(|(rank, score)| SemanticSignal { rank, score, distance: 1.0 - score }),
         },
+        retrieval_rank: (candidate.retrieval_rank > 0).then_some(candidate.retrieval_rank),
+        retrieval_score: (candidate.retrieval_rank > 0).then_some(candidate.retrieval_score),
+        explain: options.explain.then(|| explain(index, candidate, retrieved)),
+        neighbors: (options.expand > 0).then(|| neighbors(index, candidate.chunk, options.expand)),
+        links,
+        links_elided,
+        via: None,
+        metadata: index.metadata(chunk.doc).cloned(),
+        created_at: document.created.as_ref().map(|t| t.iso.clone()),
+        updated_at: document.updated.as_ref().map(|t| t.iso.clone()),
+        age_days,
+        stale: age_days.map(|a| a >= options.stale_days),
     }
+}
+
+/// `<docId>#<chunkIndex>`.
+pub fn chunk_id(index: &Index, chunk: u32) -> String {
+    let c = &index.chunks[chunk as usize];
+    format!("{}#{}", index.document_of(c).id, c.chunk_index)
+}
+
+/// The chunk's text, prefixed by its heading path when asked.
+fn display_text(index: &Index, chunk: u32, options: &SearchOptions) -> String {
+    let c = &index.chunks[chunk as usize];
+    if options.prefix_headings && !c.heading_path.is_empty() {
+        format!("{}\n\n{}", c.heading_path.join(" › "), c.text)
+    } else {
+        c.text.clone()
+    }
+}
+
+/// Highlights, the best-matching sentence and a snippet for each hit.
+fn add_matches(
+    index: &Index,
+    retrieved: &Retrieved,
+    chosen: &[&Candidate],
+    hits: &mut [SearchHit],
+    context: QueryContext<'_>,
+    options: &SearchOptions,
+) -> Result<()> {
+    let analyzer = index.analyzer();
+    let idf = |t: &str| index.lexical.idf(t).unwrap_or(0.0);
+    // Hits with no query term in them (found by meaning) get the sentence closest in meaning;
+    // their sentences are embedded together, in one model call.
+    let mut pending: Vec<(usize, Vec<std::ops::Range<usize>>)> = Vec::new();
+    let mut per_hit = Vec::with_capacity(hits.len());
+    for (i, hit) in hits.iter_mut().enumerate() {
+        let matches = highlight::term_matches(&analyzer, &hit.text, &retrieved.query_terms);
+        let sentences = highlight::sentences(&hit.text);
+        let best = highlight::best_lexical_sentence(&sentences, &matches, idf);
+        if best.is_none() && chosen[i].semantic.is_some() && sentences.len() > 1 && context.embedder.is_some() {
+            pending.push((i, sentences.clone()));
+        }
+        per_hit.push((matches, sentences, best));
+    }
+    if let (Some(embedder), Some(query)) = (context.embedder, context.vector) {
+        let texts: Vec<String> =
+            pending.iter().flat_map(|(i, ss)| ss.iter().map(|r| hits[*i].text[r.clone()].to_string())).collect();
+        let vectors = embedder.embed_batch(&texts.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let mut next = 0;
+        for (i, ss) in &pending {
+            let scores: Vec<f32> = vectors[next..next + ss.len()].iter().map(|v| dot(query, v)).collect();
+            next += ss.len();
+            per_hit[*i].2 = scores.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map(|(j, _)| j);
+        }
+    }
+    for (hit, (matches, sentences, best)) in hits.iter_mut().zip(per_hit) {
+        let focus = best.or((!sentences.is_empty()).then_some(0)).map(|b| sentences[b].clone());
+        if let Some(focus) = &focus {
+            hit.match_range = Some(highlight::match_range(&hit.text, focus));
+            hit.snippet = Some(highlight::snippet(&hit.text, focus, &matches, options.snippet_length as usize));
+        }
+        let mut utf16 = highlight::Utf16Offsets::new(&hit.text);
+        hit.highlights = matches
+            .iter()
+            .map(|m| crate::hit::Highlight { start: utf16.at(m.bytes.start), end: utf16.at(m.bytes.end), term: m.term.clone() })
+            .collect();
+    }
+    Ok(())
+}
+
+fn explain(index: &Index, candidate: &Candidate, retrieved: &Retrieved) -> Explain {
+    let branches = [(SignalName::Lexical, candidate.lexical), (SignalName::Semantic, candidate.semantic)];
+    let found_by: Vec<SignalName> = branches.iter().filter(|(_, s)| s.is_some()).map(|(n, _)| *n).collect();
+    let terms = branches
+        .iter()
+        .filter_map(|(signal, s)| s.map(|(rank, score)| (*signal, rank, score)))
+        .map(|(signal, rank, score)| {
+            let contribution =
+                if signal == SignalName::Lexical { candidate.contributions.0 } else { candidate.contributions.1 };
+            ScoreTerm { signal, rank, score, contribution }
+        })
+        .collect();
+    let text = crate::index::indexed_text(index.document_of(&index.chunks[candidate.chunk as usize]), &index.chunks[candidate.chunk as usize]);
+    let present = index.analyzer().terms(&text);
+    let mut matched_terms: Vec<String> = Vec::new();
+    for term in retrieved.query_terms.iter().filter(|t| present.contains(t)) {
+        if !matched_terms.contains(term) {
+            matched_terms.push(term.clone());
+        }
+    }
+    Explain { found_by, method: retrieved.score_kind, terms, recency_factor: candidate.recency_factor, matched_terms }
+}
+
+fn neighbors(index: &Index, chunk: u32, n: u32) -> Neighbors {
+    let range = index.document_chunks(chunk);
+    let before = (chunk.saturating_sub(n).max(range.start)..chunk).map(|c| index.chunks[c as usize].text.clone()).collect();
+    let after = (chunk + 1..(chunk + 1 + n).min(range.end)).map(|c| index.chunks[c as usize].text.clone()).collect();
+    Neighbors { before, after }
+}
+
+/// The document's links, outgoing first, at most `max`; and how many were left out.
+fn links_of(index: &Index, doc: u32, max: usize) -> (Vec<HitLink>, u32) {
+    let link = |other: u32, text: &str, direction| HitLink {
+        target_id: index.documents[other as usize].id.clone(),
+        title: index.documents[other as usize].title.clone(),
+        text: text.to_string(),
+        direction,
+    };
+    let start = index.links.partition_point(|l| l.from < doc);
+    let outgoing = index.links[start..].iter().take_while(|l| l.from == doc).map(|l| link(l.to, &l.text, LinkDirection::Out));
+    let incoming = index.links.iter().filter(|l| l.to == doc).map(|l| link(l.from, &l.text, LinkDirection::In));
+    let all: Vec<HitLink> = outgoing.chain(incoming).collect();
+    let elided = all.len().saturating_sub(max) as u32;
+    (all.into_iter().take(max).collect(), elided)
+}
+
+/// Hits reached by following links (out of each direct hit's document, up to `relatedHops`),
+/// after the direct hits, without touching their scores. A linked document is represented by
+/// its best-ranked chunk in the pool, else its first chunk.
+fn related_hits(
+    index: &Index,
+    retrieved: &Retrieved,
+    direct: &[SearchHit],
+    context: QueryContext<'_>,
+    options: &SearchOptions,
+) -> Result<Vec<SearchHit>> {
+    let mut seen: std::collections::HashSet<u32> = direct
+        .iter()
+        .filter_map(|h| index.documents.iter().position(|d| d.id == h.citation.doc_id).map(|d| d as u32))
+        .collect();
+    let mut found: Vec<(u32, Via)> = Vec::new();
+    let mut frontier: Vec<(u32, String, Vec<String>)> = direct
+        .iter()
+        .filter_map(|h| index.documents.iter().position(|d| d.id == h.citation.doc_id).map(|d| (d as u32, h.id.clone(), Vec::new())))
+        .collect();
+    for hop in 1..=options.related_hops {
+        let mut next = Vec::new();
+        for (doc, from_id, path) in &frontier {
+            let start = index.links.partition_point(|l| l.from < *doc);
+            for link in index.links[start..].iter().take_while(|l| l.from == *doc) {
+                if !seen.insert(link.to) {
+                    continue;
+                }
+                let mut path = path.clone();
+                path.push(link.text.clone());
+                found.push((link.to, Via { text: link.text.clone(), path: path.join(" → "), from_id: from_id.clone(), hops: hop }));
+                next.push((link.to, from_id.clone(), path));
+            }
+        }
+        frontier = next;
+    }
+    let mut chosen: Vec<Candidate> = Vec::new();
+    let mut vias = Vec::new();
+    for (doc, via) in found.into_iter().take((options.limit * options.max_links.max(1)) as usize) {
+        let pooled = retrieved.candidates.iter().find(|c| index.chunks[c.chunk as usize].doc == doc);
+        let candidate = match (pooled, index.first_chunk_of(doc)) {
+            (Some(c), _) => c.clone(),
+            (None, Some(chunk)) => Candidate::unretrieved(chunk),
+            (None, None) => continue,
+        };
+        chosen.push(candidate);
+        vias.push(via);
+    }
+    let refs: Vec<&Candidate> = chosen.iter().collect();
+    let mut hits = build_hits(index, retrieved, &refs, context, options)?;
+    for (i, (hit, via)) in hits.iter_mut().zip(vias).enumerate() {
+        hit.rank = direct.len() as u32 + i as u32 + 1;
+        hit.via = Some(via);
+    }
+    Ok(hits)
 }
 
 /// Keeps the `k` best items, sorted best first; ties go to the lower id, so every target

@@ -1,0 +1,85 @@
+//! Budgeted context for a prompt: the best chunks that fit a token budget, in the order asked
+//! for, with a record of every candidate considered: its rank by score, whether it was
+//! admitted, where it sits in the prompt and the exact fragment it contributed, or why not.
+//! Joining the admitted fragments in prompt order with a blank line gives the prompt exactly.
+
+use super::{build_hits, retrieve, QueryContext};
+use crate::error::Result;
+use crate::hit::{ContextCandidate, ContextOptions, ContextOrder, ContextResponse, RejectReason, SearchHit, SearchOptions};
+use crate::index::Index;
+
+/// Tokens as characters / 4, rounded up: a budget unit that needs no tokenizer.
+pub fn estimate_tokens(text: &str) -> u32 {
+    (text.chars().count() as u32).div_ceil(4)
+}
+
+/// The fragment a hit contributes: a citation line, then its text.
+fn fragment(hit: &SearchHit) -> String {
+    let c = &hit.citation;
+    let mut head = c.title.clone();
+    for h in c.heading_path.iter().filter(|h| **h != c.title) {
+        head.push_str(" › ");
+        head.push_str(h);
+    }
+    if head.is_empty() {
+        head = c.doc_id.clone();
+    }
+    let source = c.url.clone().unwrap_or_else(|| c.doc_id.clone());
+    format!("[{head}]({source})\n{}", hit.text)
+}
+
+pub fn build_context(index: &Index, query: &str, context: QueryContext<'_>, options: &ContextOptions) -> Result<ContextResponse> {
+    let search = SearchOptions { highlight: false, related: false, ..options.search.clone() };
+    let retrieved = retrieve(index, query, context, &search)?;
+    let chosen: Vec<_> = retrieved.candidates.iter().take(search.limit as usize).collect();
+    let hits = build_hits(index, &retrieved, &chosen, context, &search)?;
+
+    let mut used = 0u32;
+    let mut admitted: Vec<usize> = Vec::new();
+    let mut candidates: Vec<ContextCandidate> = Vec::with_capacity(hits.len());
+    for (i, hit) in hits.iter().enumerate() {
+        let text = fragment(hit);
+        let tokens = estimate_tokens(&text);
+        let reason = if options.min_score.is_some_and(|min| hit.score < min) {
+            Some(RejectReason::BelowThreshold)
+        } else if admitted.iter().any(|&a| hits[a].text.trim() == hit.text.trim()) {
+            Some(RejectReason::Duplicate)
+        } else if used + tokens + if admitted.is_empty() { 0 } else { 1 } > options.token_budget {
+            Some(RejectReason::OverBudget)
+        } else {
+            None
+        };
+        if reason.is_none() {
+            // The blank line joining fragments is 2 characters: counted as one more token.
+            used += tokens + if admitted.is_empty() { 0 } else { 1 };
+            admitted.push(i);
+        }
+        candidates.push(ContextCandidate {
+            id: hit.id.clone(),
+            rank: i as u32 + 1,
+            score: hit.score,
+            tokens,
+            admitted: reason.is_none(),
+            prompt_position: None,
+            prompt_fragment: reason.is_none().then_some(text),
+            reason,
+            citation: hit.citation.clone(),
+            updated_at: hit.updated_at.clone(),
+        });
+    }
+    match options.order {
+        ContextOrder::Score => {}
+        ContextOrder::Document => admitted.sort_by(|&a, &b| {
+            (&hits[a].citation.doc_id, hits[a].citation.chunk_index).cmp(&(&hits[b].citation.doc_id, hits[b].citation.chunk_index))
+        }),
+        // Newest first; undated last; ties by score.
+        ContextOrder::Recency => admitted.sort_by(|&a, &b| hits[b].updated_at.cmp(&hits[a].updated_at).then(a.cmp(&b))),
+    }
+    let mut prompt_parts = Vec::with_capacity(admitted.len());
+    for (position, &i) in admitted.iter().enumerate() {
+        candidates[i].prompt_position = Some(position as u32);
+        prompt_parts.push(candidates[i].prompt_fragment.clone().unwrap_or_default());
+    }
+    let prompt = prompt_parts.join("\n\n");
+    Ok(ContextResponse { tokens: estimate_tokens(&prompt), prompt, order: options.order, score_kind: retrieved.score_kind, candidates })
+}

@@ -1,0 +1,97 @@
+//! Document search: the chunk ranking grouped by document. A document scores as its best
+//! chunk; its chunks carry their own scores and whether they pass `chunkThreshold`; facet
+//! counts are taken over every matching document.
+
+use std::collections::BTreeMap;
+
+use super::{chunk_id, retrieve, QueryContext};
+use crate::error::Result;
+use crate::hit::{DocumentChunk, DocumentResult, DocumentSearchOptions, DocumentSearchResponse};
+use crate::index::Index;
+
+pub fn search_documents(
+    index: &Index,
+    query: &str,
+    context: QueryContext<'_>,
+    options: &DocumentSearchOptions,
+    clock_ms: impl Fn() -> f64,
+) -> Result<DocumentSearchResponse> {
+    let started = clock_ms();
+    let retrieved = retrieve(index, query, context, &options.search)?;
+    let analyzer = index.analyzer();
+    // Documents in order of their best chunk; each with its matching chunks, best first.
+    let mut order: Vec<u32> = Vec::new();
+    let mut matched: BTreeMap<u32, Vec<(u32, f32)>> = BTreeMap::new();
+    for c in &retrieved.candidates {
+        let doc = index.chunks[c.chunk as usize].doc;
+        let entry = matched.entry(doc).or_default();
+        if entry.is_empty() {
+            order.push(doc);
+        }
+        entry.push((c.chunk, c.score));
+    }
+    let mut facets: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
+    for field in &options.facets {
+        let counts = facets.entry(field.clone()).or_default();
+        for &doc in &order {
+            let values = match super::filter::field_value(index, doc, field) {
+                Some(serde_json::Value::Array(items)) => items,
+                Some(v) => vec![v],
+                None => Vec::new(),
+            };
+            for v in values {
+                let key = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+                *counts.entry(key).or_default() += 1;
+            }
+        }
+    }
+    let highlight_terms: &[String] = if options.search.highlight { &retrieved.query_terms } else { &[] };
+    let results = order
+        .iter()
+        .take(options.search.limit as usize)
+        .enumerate()
+        .map(|(i, &doc)| {
+            let document = &index.documents[doc as usize];
+            let hits = &matched[&doc];
+            let chunk = |id: u32, score: f32, relevant: bool| {
+                let c = &index.chunks[id as usize];
+                DocumentChunk {
+                    id: chunk_id(index, id),
+                    chunk_index: c.chunk_index,
+                    content: c.text.clone(),
+                    score,
+                    is_relevant: relevant,
+                    highlights: super::highlight::highlights(&analyzer, &c.text, highlight_terms),
+                }
+            };
+            let mut chunks: Vec<DocumentChunk> =
+                hits.iter().map(|&(id, score)| chunk(id, score, score >= options.chunk_threshold)).collect();
+            let all = index.first_chunk_of(doc).map_or(0..0, |first| index.document_chunks(first));
+            if !options.only_matching_chunks {
+                chunks.extend(all.clone().filter(|id| !hits.iter().any(|h| h.0 == *id)).map(|id| chunk(id, 0.0, false)));
+            }
+            DocumentResult {
+                doc_id: document.id.clone(),
+                doc_type: document.doc_type,
+                title: document.title.clone(),
+                url: document.url.clone(),
+                score: hits[0].1,
+                rank: i as u32 + 1,
+                chunks,
+                metadata: index.metadata(doc).cloned(),
+                created_at: document.created.as_ref().map(|t| t.iso.clone()),
+                updated_at: document.updated.as_ref().map(|t| t.iso.clone()),
+                content: options.include_full_docs.then(|| {
+                    all.map(|id| index.chunks[id as usize].text.as_str()).collect::<Vec<_>>().join("\n\n")
+                }),
+            }
+        })
+        .collect();
+    Ok(DocumentSearchResponse {
+        results,
+        score_kind: retrieved.score_kind,
+        timing: clock_ms() - started,
+        total: order.len() as u32,
+        facets,
+    })
+}
