@@ -16,6 +16,7 @@ cargo test
 
 step "wasm builds (web for the demo, nodejs for the Node tests)"
 target/debug/cairn index tests/fixtures/docs --no-embed --out target/test-fixtures/lexical >/dev/null
+target/debug/cairn index tests/fixtures/linked --no-embed --chunk-words 12 --out target/test-fixtures/linked >/dev/null
 wasm-pack build --release --target web --out-dir pkg
 wasm-pack build --release --target nodejs --out-dir target/pkg-node
 scripts/build-demo-index.sh

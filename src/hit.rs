@@ -327,7 +327,8 @@ pub struct SearchOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub candidates: Option<u32>,
-    /// Compute `highlights`, `match` and `snippet` (default true).
+    /// Compute `highlights`, `match` and `snippet` (default false: on request, so a plain
+    /// search does no extra work).
     #[tsify(optional)]
     pub highlight: bool,
     /// Prefix each hit's `text` with its heading path and a blank line, for display; every
@@ -384,7 +385,7 @@ impl Default for SearchOptions {
             rrf_k: 60.0,
             semantic_weight: 0.5,
             candidates: None,
-            highlight: true,
+            highlight: false,
             prefix_headings: false,
             snippet_length: 160,
             explain: false,

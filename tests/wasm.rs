@@ -46,7 +46,7 @@ fn loads_and_searches() {
 fn highlights_slice_in_utf16() {
     let index = SearchIndex::from_bytes(INDEX).unwrap();
     let hits: js_sys::Array =
-        index.search("cafe 東京 search developers", options(r#"{"mode": "lexical", "limit": 10}"#)).unwrap().dyn_into().unwrap();
+        index.search("cafe 東京 search developers", options(r#"{"mode": "lexical", "limit": 10, "highlight": true}"#)).unwrap().dyn_into().unwrap();
     let mut words = Vec::new();
     for hit in hits.iter() {
         let text: JsString = get(&hit, "text").dyn_into().unwrap();
@@ -82,4 +82,68 @@ fn damaged_bytes_and_bad_options_are_js_errors() {
     assert!(text.contains("no embeddings"), "{text}");
     let text = message(index.search("x", options(r#"{"limit": 0}"#)).err().unwrap());
     assert!(text.contains("limit"), "{text}");
+}
+
+/// The linked fixture documents (dates, tags, links, a duplicate paragraph), chunked small.
+const LINKED: &[u8] = include_bytes!("../target/test-fixtures/linked/index.cairn");
+
+fn array(value: JsValue) -> js_sys::Array {
+    value.dyn_into().unwrap()
+}
+
+#[wasm_bindgen_test]
+fn build_context_round_trips_in_javascript() {
+    let index = SearchIndex::from_bytes(LINKED).unwrap();
+    for order in ["score", "document", "recency"] {
+        let response = index
+            .build_context("cairns alpine routes fog", options(&format!(r#"{{"tokenBudget": 60, "order": "{order}", "limit": 10}}"#)))
+            .unwrap();
+        let candidates = array(get(&response, "candidates"));
+        let mut admitted: Vec<(u32, String)> = candidates
+            .iter()
+            .filter(|c| get(c, "admitted").as_bool() == Some(true))
+            .map(|c| (get(&c, "promptPosition").as_f64().unwrap() as u32, get(&c, "promptFragment").as_string().unwrap()))
+            .collect();
+        admitted.sort();
+        let joined: Vec<String> = admitted.into_iter().map(|(_, f)| f).collect();
+        assert_eq!(joined.join("\n\n"), get(&response, "prompt").as_string().unwrap(), "order {order}");
+        assert!(candidates.iter().all(|c| (get(&c, "admitted").as_bool() == Some(false)) == !get(&c, "reason").is_undefined()));
+    }
+}
+
+#[wasm_bindgen_test]
+fn documents_links_related_and_filters_in_javascript() {
+    let index = SearchIndex::from_bytes(LINKED).unwrap();
+    let response = index.search_documents("cairns", options(r#"{"facets": ["tags"], "filter": {"tags": "shared"}}"#)).unwrap();
+    let results = array(get(&response, "results"));
+    let docs: Vec<String> = results.iter().map(|r| get(&r, "docId").as_string().unwrap()).collect();
+    assert!(docs.iter().all(|d| d == "alpine.md" || d == "valley.md"), "{docs:?}");
+    assert_eq!(get(&response, "facets.tags.shared").as_f64(), Some(docs.len() as f64));
+    let hits = array(index.search("glacier", options(r#"{"limit": 1, "related": true}"#)).unwrap());
+    assert_eq!(get(&hits.get(1), "citation.docId").as_string().unwrap(), "valley.md");
+    assert_eq!(get(&hits.get(1), "via.text").as_string().unwrap(), "see the valley notes");
+    assert_eq!(get(&hits.get(0), "links").dyn_into::<js_sys::Array>().unwrap().length(), 1);
+    assert_eq!(get(&hits.get(0), "metadata.year").as_f64(), Some(2020.0));
+}
+
+#[wasm_bindgen_test]
+fn match_and_snippet_slice_in_utf16_on_accents_cjk_and_emoji() {
+    let index = SearchIndex::from_bytes(INDEX).unwrap();
+    let hits = array(index.search("café 東京 search", options(r#"{"mode": "lexical", "highlight": true, "snippetLength": 40}"#)).unwrap());
+    let mut checked = 0;
+    for hit in hits.iter() {
+        let text: JsString = get(&hit, "text").dyn_into().unwrap();
+        if let Some(start) = get(&hit, "match.start").as_f64() {
+            let length = get(&hit, "match.length").as_f64().unwrap();
+            let sentence = String::from(text.slice(start as u32, (start + length) as u32));
+            assert!(!sentence.trim().is_empty() && String::from(text.clone()).contains(&sentence));
+        }
+        let snippet: JsString = get(&hit, "snippet.text").dyn_into().unwrap();
+        for h in array(get(&hit, "snippet.highlights")).iter() {
+            let word = String::from(snippet.slice(get(&h, "start").as_f64().unwrap() as u32, get(&h, "end").as_f64().unwrap() as u32));
+            assert!(["café", "cafés", "東", "京", "search"].contains(&word.as_str()), "{word}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "{checked} snippet highlights checked");
 }

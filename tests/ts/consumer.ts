@@ -1,22 +1,51 @@
 // A TypeScript consumer of the generated declarations (pkg/cairn.d.ts), type-checked with
-// `tsc --strict` by scripts/test.sh: it uses every field of SearchHit and every option, so a
-// change to the Rust types that breaks callers fails the tests.
+// `tsc --strict` by scripts/test.sh: it uses every field of SearchHit, DocumentSearchResponse and
+// ContextResponse and every option, so a change to the Rust types that breaks callers fails.
 import init, { SearchIndex } from "../../pkg/cairn.js";
-import type { Citation, Highlight, ScoreKind, SearchHit, SearchMode, SearchOptions, Signals } from "../../pkg/cairn.js";
+import type {
+  Citation, ContextCandidate, ContextOptions, ContextResponse, DocumentChunk, DocumentResult, DocumentSearchOptions,
+  DocumentSearchResponse, Explain, Highlight, HitLink, MatchRange, Neighbors, RejectReason, ScoreKind, ScoreTerm,
+  SearchHit, SearchMode, SearchOptions, Signals, Snippet, Via,
+} from "../../pkg/cairn.js";
 
 function describe(hit: SearchHit): string {
-  const id: string = hit.id;
-  const rank: number = hit.rank;
-  const score: number = hit.score;
-  const kind: ScoreKind = hit.scoreKind;
-  const text: string = hit.text;
   const c: Citation = hit.citation;
-  const where = [c.docId, c.docType, c.title, c.url ?? "", c.headingPath.join(" › "), c.chunkIndex, c.lineStart, c.lineEnd, c.sourceOffset];
-  const marked = hit.highlights.map((h: Highlight) => `${h.term}:${text.slice(h.start, h.end)}`);
+  const where = [c.docId, c.docType, c.title, c.url ?? "", c.headingPath.join(" › "), c.chunkIndex, c.lineStart, c.lineEnd, c.sourceOffset, c.pageFrom ?? "", c.pageTo ?? ""];
+  const marked = hit.highlights.map((h: Highlight) => `${h.term}:${hit.text.slice(h.start, h.end)}`);
+  const m: MatchRange | undefined = hit.match;
+  const sentence = m ? hit.text.slice(m.start, m.start + m.length) : "";
+  const snippet: Snippet | undefined = hit.snippet;
+  const snippetMarks = snippet?.highlights.map((h) => snippet.text.slice(h.start, h.end)) ?? [];
   const s: Signals = hit.signals;
-  const lexical = s.lexical ? `${s.lexical.rank}/${s.lexical.score}` : "-";
-  const semantic = s.semantic ? `${s.semantic.rank}/${s.semantic.score}/${s.semantic.distance}` : "-";
-  return `${id} ${rank} ${score} ${kind} ${where.join(",")} ${marked.join(" ")} ${lexical} ${semantic}`;
+  const signals = [s.lexical?.rank, s.lexical?.score, s.semantic?.rank, s.semantic?.score, s.semantic?.distance];
+  const explain: Explain | undefined = hit.explain;
+  const terms = explain?.terms.map((t: ScoreTerm) => `${t.signal}#${t.rank}:${t.score}→${t.contribution}`) ?? [];
+  const why = [explain?.foundBy.join("+"), explain?.method, explain?.recencyFactor, explain?.matchedTerms.join(" ")];
+  const neighbors: Neighbors | undefined = hit.neighbors;
+  const links = hit.links.map((l: HitLink) => `${l.direction}:${l.targetId}:${l.title}:${l.text}`);
+  const via: Via | undefined = hit.via;
+  const kind: ScoreKind = hit.scoreKind;
+  const when = [hit.createdAt, hit.updatedAt, hit.ageDays, hit.stale, JSON.stringify(hit.metadata ?? {})];
+  return [
+    hit.id, hit.rank, hit.score, kind, where.join(","), marked.join(" "), sentence, snippetMarks.join(" "), signals.join(","),
+    hit.retrievalRank, hit.retrievalScore, terms.join(" "), why.join(","), neighbors?.before.length, neighbors?.after.length,
+    links.join(";"), hit.linksElided, via?.text, via?.path, via?.fromId, via?.hops, when.join(","),
+  ].join("|");
+}
+
+function documents(response: DocumentSearchResponse): string[] {
+  const facets: Record<string, Record<string, number>> = response.facets;
+  return response.results.map((d: DocumentResult) => {
+    const chunks = d.chunks.map((c: DocumentChunk) => `${c.id}:${c.chunkIndex}:${c.score}:${c.isRelevant}:${c.content.length}:${c.highlights.length}`);
+    return [d.docId, d.docType, d.title, d.url, d.score, d.rank, chunks.join(","), d.createdAt, d.updatedAt, d.content?.length, JSON.stringify(d.metadata), response.timing, response.total, response.scoreKind, JSON.stringify(facets)].join("|");
+  });
+}
+
+function context(response: ContextResponse): string[] {
+  const admitted = response.candidates.filter((c: ContextCandidate) => c.admitted).sort((a, b) => (a.promptPosition ?? 0) - (b.promptPosition ?? 0));
+  const roundTrip = admitted.map((c) => c.promptFragment ?? "").join("\n\n") === response.prompt;
+  const reasons: (RejectReason | undefined)[] = response.candidates.map((c) => c.reason);
+  return [String(roundTrip), String(response.tokens), response.order, response.scoreKind, reasons.join(","), ...response.candidates.map((c) => `${c.id}:${c.rank}:${c.score}:${c.tokens}:${c.citation.docId}:${c.updatedAt}`)];
 }
 
 export async function run(url: string, modelUrl: string): Promise<string[]> {
@@ -24,18 +53,21 @@ export async function run(url: string, modelUrl: string): Promise<string[]> {
   const index: SearchIndex = await SearchIndex.load(url, (loaded: number, total: number) => void [loaded, total]);
   const mode: SearchMode = "hybrid";
   const options: SearchOptions = {
-    limit: 5,
-    mode,
-    fusion: "weighted",
-    rrfK: 60,
-    semanticWeight: 0.5,
-    candidates: 100,
-    highlight: true,
+    limit: 5, mode, fusion: "weighted", rrfK: 60, semanticWeight: 0.5, candidates: 100, highlight: true,
+    prefixHeadings: true, snippetLength: 120, explain: true, expand: 1, related: true, relatedHops: 2, maxLinks: 3,
+    filter: { tags: "wasm", year: { gte: 2020 } }, staleDays: 365, recencyWeight: 0.5, recencyHalfLifeDays: 90, now: Date.now(),
   };
   const before: SearchHit[] = index.search("install", { mode: "lexical" });
   await index.loadModel(modelUrl, (loaded: number, total: number) => void [loaded, total]);
   const ready: boolean = index.modelReady && index.hasVectors && index.documentCount > 0 && index.chunkCount > 0;
   const vector: Float32Array = index.embed("install");
   const after: SearchHit[] = index.searchWithVector("install", vector, options);
-  return [...before, ...after, ...index.search("install", undefined)].map(describe).concat(String(ready));
+  const docOptions: DocumentSearchOptions = { ...options, chunkThreshold: 0.01, onlyMatchingChunks: false, includeFullDocs: true, facets: ["tags"] };
+  const ctxOptions: ContextOptions = { ...options, tokenBudget: 500, order: "recency", minScore: 0 };
+  return [
+    ...[...before, ...after, ...index.search("install")].map(describe),
+    ...documents(index.searchDocuments("install", docOptions)),
+    ...context(index.buildContext("install", ctxOptions)),
+    String(ready),
+  ];
 }
