@@ -69,7 +69,9 @@ fn resolve_links(documents: &[super::Document], raw: Vec<Vec<crate::ingest::RawL
         let base = documents[from].id.rsplit_once('/').map_or("", |(dir, _)| dir);
         for link in targets {
             let Some(target) = resolve_path(base, &link.target) else { continue };
-            if let Some(&to) = by_id.get(target.as_str()) {
+            // A link to a folder means its index page, as a web server serves it.
+            let index_page = format!("{}index.html", if target.is_empty() { String::new() } else { format!("{target}/") });
+            if let Some(&to) = by_id.get(target.as_str()).or_else(|| by_id.get(index_page.as_str())) {
                 if to != from as u32 {
                     links.push(super::DocLink { from: from as u32, to, text: link.text });
                 }

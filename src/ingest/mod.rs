@@ -3,8 +3,10 @@
 //! offsets. A file that cannot be read is reported and skipped; it never stops the run.
 
 pub mod dates;
+mod html;
 mod jsonl;
 mod markdown;
+mod pdf;
 mod text;
 
 use std::path::{Path, PathBuf};
@@ -63,7 +65,7 @@ pub struct Ingested {
     pub skipped: Vec<Error>,
 }
 
-const EXTENSIONS: &[&str] = &["md", "markdown", "jsonl", "txt"];
+const EXTENSIONS: &[&str] = &["md", "markdown", "html", "htm", "pdf", "txt", "jsonl"];
 
 /// Lists the files to ingest, in a stable order: files given by name, and the supported files
 /// under folders given by name, less those matching an `exclude` glob.
@@ -142,6 +144,8 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<(Vec<Sou
     match extension(&file.path).as_deref() {
         Some("md" | "markdown") => whole_file(markdown::read(file, &decode(&bytes), options)),
         Some("txt") => whole_file(text::read(file, &decode(&bytes), options)),
+        Some("html" | "htm") => whole_file(html::read(file, &decode(&bytes), options)),
+        Some("pdf") => whole_file(pdf::read(file, &bytes, options).map_err(fail)?),
         Some("jsonl") => {
             let text = std::str::from_utf8(&bytes).map_err(|e| fail(format!("JSONL must be UTF-8: {e}")))?;
             Ok(jsonl::read(file, text, options))
@@ -174,6 +178,13 @@ fn title_only_chunk(line: u32) -> Chunk {
 
 /// Turns chunk drafts into chunks with line ranges from `lines`.
 fn finish_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32) -> Vec<Chunk> {
+    finish_paged_chunks(drafts, lines, None)
+}
+
+/// Turns chunk drafts into chunks with line ranges, and page ranges when `page_starts` (the
+/// source offset where each page begins) is given.
+fn finish_paged_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32, page_starts: Option<&[u64]>) -> Vec<Chunk> {
+    let page_of = |offset: u64| page_starts.map(|starts| starts.partition_point(|&s| s <= offset).max(1) as u32);
     drafts
         .into_iter()
         .enumerate()
@@ -183,7 +194,7 @@ fn finish_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32) -> Vec<Chu
             line_start: lines(d.source_start),
             line_end: lines(d.source_end.saturating_sub(1).max(d.source_start)),
             source_offset: d.source_start,
-            pages: None,
+            pages: page_of(d.source_start).zip(page_of(d.source_end.saturating_sub(1).max(d.source_start))),
             heading_path: d.heading_path,
             anchor: d.anchor,
             text: d.text,
@@ -191,14 +202,25 @@ fn finish_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32) -> Vec<Chu
         .collect()
 }
 
-/// A file's chunks, with line numbers from its own text.
+/// A file's chunks, with line numbers from its own text (and pages, for paged sources).
 fn chunk_file(sections: &[crate::chunk::Section], source: &str, options: &IngestOptions) -> Vec<Chunk> {
-    let lines = LineIndex::new(source);
-    finish_chunks(chunk_sections(sections, options.chunk_words), &|o| lines.line_of(o))
+    chunk_paged_file(sections, source, options, None)
 }
 
+fn chunk_paged_file(sections: &[crate::chunk::Section], source: &str, options: &IngestOptions, page_starts: Option<&[u64]>) -> Vec<Chunk> {
+    let lines = LineIndex::new(source);
+    finish_paged_chunks(chunk_sections(sections, options.chunk_words), &|o| lines.line_of(o), page_starts)
+}
+
+/// The file's URL: `--base-url` and its path under the input folder; a site's `index.html`
+/// is its folder's URL, as web servers serve it.
 fn file_url(file: &InputFile, options: &IngestOptions) -> Option<String> {
-    Some(format!("{}{}", options.base_url, file.relative()))
+    let relative = file.relative();
+    let path = match relative.strip_suffix("index.html") {
+        Some(dir) if dir.is_empty() || dir.ends_with('/') => dir.to_string(),
+        _ => relative,
+    };
+    Some(format!("{}{}", options.base_url, path))
 }
 
 fn file_stem(file: &InputFile) -> String {
