@@ -289,6 +289,9 @@ fn write_web_model(source: &Path, out: &Path, precision: WebWeights) -> Result<S
         WebWeights::F16 => embed::write_f16_weights(&weights, &weights_out)?,
         WebWeights::F32 => std::fs::write(&weights_out, &weights)?,
     }
+    // What a web server serves must be readable by it (candle writes owner-only files).
+    #[cfg(unix)]
+    std::fs::set_permissions(&weights_out, std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
     for name in [ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
         std::fs::copy(source.join(name), out.join(name))?;
     }

@@ -117,8 +117,19 @@ pub fn ingest(files: &[InputFile], options: &IngestOptions, progress: impl Fn() 
         })
         .collect();
     let mut ingested = Ingested { documents: Vec::new(), skipped: Vec::new() };
+    let mut ids = std::collections::HashSet::new();
     for (documents, errors) in results {
-        ingested.documents.extend(documents);
+        for document in documents {
+            // Ids must be unique: two inputs can hold files at the same relative path.
+            if ids.insert(document.document.id.clone()) {
+                ingested.documents.push(document);
+            } else {
+                ingested.skipped.push(Error::Ingest {
+                    path: document.document.id.clone(),
+                    message: "another input already has a document with this id; index their common parent folder instead".into(),
+                });
+            }
+        }
         ingested.skipped.extend(errors);
     }
     ingested
