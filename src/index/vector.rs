@@ -57,7 +57,7 @@ pub struct GraphSettings {
 
 impl Default for GraphSettings {
     fn default() -> Self {
-        GraphSettings { ef_construction: 64, ef_search: 96 }
+        GraphSettings { ef_construction: 40, ef_search: 96 }
     }
 }
 
