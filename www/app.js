@@ -49,9 +49,18 @@ function renderHit(hit) {
   if (hit.signals.lexical) signals.push(`keyword #${hit.signals.lexical.rank}`);
   if (hit.signals.semantic) signals.push(`meaning #${hit.signals.semantic.rank}`);
   meta.textContent = `${hit.citation.docId}, lines ${hit.citation.lineStart}–${hit.citation.lineEnd} · ${hit.scoreKind} ${hit.score.toFixed(4)} · ${signals.join(", ")}`;
+  if (!hit.signals.lexical) {
+    const badge = document.createElement("span");
+    badge.className = "badge";
+    badge.title = "Found by meaning: no query word is in this passage";
+    badge.textContent = "meaning";
+    title.append(" ", badge);
+  }
+  // The snippet around the best-matching sentence, with its own highlight offsets.
+  const shown = hit.snippet ?? { text: hit.text, highlights: hit.highlights };
   const text = document.createElement("p");
   text.className = "hit-text";
-  text.append(highlighted(hit.text, hit.highlights));
+  text.append(highlighted(shown.text, shown.highlights));
   li.append(title, meta, text);
   return li;
 }
@@ -71,7 +80,7 @@ function run() {
   }
   try {
     const started = performance.now();
-    const hits = index.search(q, { limit: 10, mode: wanted, highlight: true });
+    const hits = index.search(q, { limit: 10, mode: wanted, highlight: true, snippetLength: 240 });
     const ms = (performance.now() - started).toFixed(1);
     results.append(...hits.map(renderHit));
     const how = wanted === "hybrid" && modelState !== "ready" ? "lexical (model loading)" : wanted;
