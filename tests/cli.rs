@@ -137,6 +137,18 @@ fn builds_are_deterministic_and_bad_records_are_skipped() {
 }
 
 #[test]
+fn exclude_globs_leave_files_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cairn(&[
+        "index", fixtures().to_str().unwrap(), "--no-embed", "--exclude", "guide/**", "--exclude", "*.jsonl",
+        "--out", dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("indexed 2 documents"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(search_json(dir.path(), "installing target", &["--mode", "lexical"]).is_empty());
+}
+
+#[test]
 fn damaged_indexes_fail_with_clear_errors() {
     let index = lexical_index();
     let bytes = std::fs::read(index.path().join("index.cairn")).unwrap();

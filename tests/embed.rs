@@ -97,3 +97,63 @@ fn hybrid_search_finds_meaning_without_shared_words() {
     // Every hybrid hit is explained by at least one signal.
     assert!(hits.iter().all(|h| h["signals"].get("lexical").is_some() || h["signals"].get("semantic").is_some()));
 }
+
+#[test]
+fn a_model_that_does_not_match_the_index_is_refused() {
+    let out = tempfile::tempdir().unwrap();
+    let notes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs/notes.txt");
+    let status = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["index", notes.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--model", model_dir().to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let bytes = std::fs::read(out.path().join("index.cairn")).unwrap();
+    let files = |weights: Vec<u8>| ModelFiles {
+        weights,
+        tokenizer: std::fs::read(model_dir().join("tokenizer.json")).unwrap(),
+        config: std::fs::read(model_dir().join("config.json")).unwrap(),
+    };
+    // The same architecture with one weight changed: a different model as far as the index knows.
+    let mut tensors = candle_core::safetensors::load(model_dir().join("model.safetensors"), &candle_core::Device::Cpu).unwrap();
+    let name = "pooler.dense.bias".to_string();
+    let changed = (tensors[&name].clone() + 1.0).unwrap();
+    tensors.insert(name, changed);
+    let other = out.path().join("other.safetensors");
+    candle_core::safetensors::save(&tensors, &other).unwrap();
+
+    let mut searcher = cairn::Searcher::from_bytes(&bytes).unwrap();
+    let error = searcher.load_model(files(std::fs::read(&other).unwrap())).err().expect("refused").to_string();
+    assert!(error.contains("does not match the index"), "{error}");
+    assert!(!searcher.model_ready());
+    searcher.load_model(files(std::fs::read(out.path().join("model/model.safetensors")).unwrap())).unwrap();
+    assert!(searcher.model_ready());
+}
+
+#[test]
+fn a_hit_found_by_meaning_gets_the_closest_sentence_as_its_match() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("trip.md"),
+        "# Trip\n\nWe flew out on a Tuesday. The espresso bars of Tokyo open early and serve strong coffee. The museum was closed.\n",
+    )
+    .unwrap();
+    let cairn = env!("CARGO_BIN_EXE_cairn");
+    let status = Command::new(cairn)
+        .args(["index", dir.path().to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--model", model_dir().to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = Command::new(cairn)
+        .args(["search", out.path().to_str().unwrap(), "cafés in Japan", "--json", "--mode", "semantic"])
+        .output()
+        .unwrap();
+    let hits: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hit = &hits[0];
+    assert!(hit["highlights"].as_array().unwrap().is_empty(), "no query word is in the text");
+    let text = hit["text"].as_str().unwrap();
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let (start, length) = (hit["match"]["start"].as_u64().unwrap() as usize, hit["match"]["length"].as_u64().unwrap() as usize);
+    let sentence = String::from_utf16(&units[start..start + length]).unwrap();
+    assert_eq!(sentence, "The espresso bars of Tokyo open early and serve strong coffee.");
+}
