@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { loadavg, cpus } from "node:os";
 
 const require = createRequire(import.meta.url);
-const { SearchIndex } = require(join(import.meta.dirname, "../target/pkg-node/cairn.js"));
+const { SearchIndex } = require(join(import.meta.dirname, "../pkg/node/cairn.js"));
 const [benchDir, modelDir] = process.argv.slice(2);
 if (!benchDir || !modelDir) throw new Error("usage: node bench/query.mjs BENCH_DIR MODEL_DIR");
 

@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build
-wasm-pack build --release --target web --out-dir pkg
+scripts/build-pkg.sh
 scripts/build-demo-index.sh
 exec node scripts/serve.mjs "${PORT:-8080}"

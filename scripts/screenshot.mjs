@@ -11,9 +11,9 @@ const browser = await chromium.launch({
 });
 const page = await browser.newPage({ viewport: { width: 1000, height: 900 } });
 await page.goto(`http://127.0.0.1:${server.address().port}/`);
-await page.waitForSelector("body[data-model-ready]", { timeout: 120_000 });
-await page.fill("#query", query);
-await page.waitForSelector("#results .hit");
+await page.waitForSelector("cairn-search[data-model]", { timeout: 120_000 });
+await page.fill("cairn-search input", query);
+await page.waitForSelector("cairn-search li[role=option]");
 await page.waitForTimeout(300);
 await page.screenshot({ path: new URL("../docs/demo.png", import.meta.url).pathname });
 await browser.close();

@@ -14,11 +14,10 @@ step "native build and cargo test"
 cargo build
 cargo test
 
-step "wasm builds (web for the demo, nodejs for the Node tests)"
+step "the npm package (web, bundler and Node builds) and the demo index"
 target/debug/cairn index tests/fixtures/docs --no-embed --out target/test-fixtures/lexical >/dev/null
 target/debug/cairn index tests/fixtures/linked --no-embed --chunk-words 12 --out target/test-fixtures/linked >/dev/null
-wasm-pack build --release --target web --out-dir pkg
-wasm-pack build --release --target nodejs --out-dir target/pkg-node
+scripts/build-pkg.sh
 scripts/build-demo-index.sh
 
 step "TypeScript: a consumer of the generated types, tsc --strict"
@@ -29,7 +28,10 @@ export WASM_BINDGEN_TEST_TIMEOUT=300
 wasm-pack test --release --node -- --test wasm
 CHROMEDRIVER=$(command -v chromedriver) WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --release --headless --chrome -- --test wasm
 
-step "wasm against native under Node, and the demo in Chromium (Playwright)"
+step "the Vite example app builds"
+(cd examples/vite && npm install --no-audit --no-fund --install-links >/dev/null && npx vite build --logLevel warn)
+
+step "wasm against native under Node; the demo, <cairn-search> and the Vite app in Chromium (Playwright)"
 node --test --test-concurrency=1 tests/node/ tests/browser/
 
 step "all tests passed in $((SECONDS - started)) s"

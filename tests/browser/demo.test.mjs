@@ -1,6 +1,6 @@
-// The demo page in Debian's headless Chromium (Playwright): type a query, see ranked hits with
-// highlights built from UTF-16 offsets, on the project's docs and on accented, CJK and emoji
-// text, and see the model arrive and answer a semantic query.
+// The demo's explain page in Debian's headless Chromium (Playwright): type a query, see ranked
+// hits with highlights built from UTF-16 offsets and each hit's explain, on the project's docs
+// and on accented, CJK and emoji text, and see the model arrive and answer a semantic query.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -43,25 +43,27 @@ async function searchFor(page, text) {
       title: li.querySelector(".hit-title").textContent,
       href: li.querySelector(".hit-title").getAttribute("href"),
       marks: [...li.querySelectorAll("mark")].map((m) => m.textContent),
+      explain: li.querySelector(".explain")?.textContent ?? "",
       html: li.querySelector(".hit-text").innerHTML,
     })),
   );
 }
 
 test("the demo searches cairn's docs with highlights and citations", async () => {
-  const { page, errors } = await open("/");
+  const { page, errors } = await open("/explain.html");
   const hits = await searchFor(page, "index file format checksum");
   assert.ok(hits.length >= 3, `${hits.length} hits`);
   assert.ok(hits.some((h) => /index-format\.md/.test(h.href)), JSON.stringify(hits.map((h) => h.href)));
   const marks = hits.flatMap((h) => h.marks.map((m) => m.toLowerCase()));
   assert.ok(marks.length > 0);
   for (const m of marks) assert.ok(/^(index|indexes|indexed|indexing|file|files|format|formats|formatted|checksum|checksums)$/.test(m), `unexpected highlight ${m}`);
+  assert.match(hits[0].explain, /retrieval #1/);
   assert.deepEqual(errors, []);
   await page.close();
 });
 
 test("highlights land on accented, CJK and emoji-adjacent words", async () => {
-  const { page, errors } = await open("/?index=/fixture-index");
+  const { page, errors } = await open("/explain.html?index=/fixture-index");
   const hits = await searchFor(page, "cafe 東京 search developers");
   const marks = new Set(hits.flatMap((h) => h.marks));
   for (const word of ["café", "東", "京", "search", "developers"]) assert.ok(marks.has(word), `${word} not in ${[...marks]}`);
@@ -71,7 +73,7 @@ test("highlights land on accented, CJK and emoji-adjacent words", async () => {
 });
 
 test("the model loads in the browser and answers a semantic query", async () => {
-  const { page, errors } = await open("/?index=/fixture-index");
+  const { page, errors } = await open("/explain.html?index=/fixture-index");
   await page.waitForSelector("body[data-model-ready]", { timeout: 120_000 });
   await page.selectOption("#mode", "semantic");
   const hits = await searchFor(page, "espresso bars in Japan");

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { buildIndex, cairn, cosine, evalDir, fixtures, model, root } from "./helpers.mjs";
 
 const require = createRequire(import.meta.url);
-const { SearchIndex } = require(join(root, "target/pkg-node/cairn.js"));
+const { SearchIndex } = require(join(root, "pkg/node/cairn.js"));
 
 function loadModel(index, dir) {
   index.loadModelFromBytes(

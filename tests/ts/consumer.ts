@@ -1,12 +1,13 @@
 // A TypeScript consumer of the generated declarations (pkg/cairn.d.ts), type-checked with
 // `tsc --strict` by scripts/test.sh: it uses every field of SearchHit, DocumentSearchResponse and
 // ContextResponse and every option, so a change to the Rust types that breaks callers fails.
-import init, { SearchIndex } from "../../pkg/cairn.js";
+import init, { SearchIndex } from "../../pkg/web/cairn.js";
+import { Cairn } from "../../pkg/client.js";
 import type {
   Citation, ContextCandidate, ContextOptions, ContextResponse, DocumentChunk, DocumentResult, DocumentSearchOptions,
   DocumentSearchResponse, Explain, Highlight, HitLink, MatchRange, Neighbors, RejectReason, ScoreKind, ScoreTerm,
   SearchHit, SearchMode, SearchOptions, Signals, Snippet, Via,
-} from "../../pkg/cairn.js";
+} from "../../pkg/web/cairn.js";
 
 function describe(hit: SearchHit): string {
   const c: Citation = hit.citation;
@@ -70,4 +71,19 @@ export async function run(url: string, modelUrl: string): Promise<string[]> {
     ...context(index.buildContext("install", ctxOptions)),
     String(ready),
   ];
+}
+
+export async function viaWorker(): Promise<number> {
+  const cairn: Cairn = await Cairn.open({
+    index: "/search/index.cairn",
+    model: "/search/model",
+    worker: true,
+    onProgress: (e) => void [e.what, e.loaded, e.total, e.fromCache],
+    onModelReady: (e) => void [e.ready, e.fromCache, e.error],
+  });
+  const hits: SearchHit[] = await cairn.search("q", { highlight: true });
+  const docs: DocumentSearchResponse = await cairn.searchDocuments("q", { facets: ["tags"] });
+  const ctx: ContextResponse = await cairn.buildContext("q", { tokenBudget: 100 });
+  cairn.close();
+  return hits.length + docs.total + ctx.tokens + cairn.info.chunkCount + Number(cairn.modelReady) + cairn.mode.length;
 }

@@ -1,7 +1,8 @@
-// The demo: loads the index (lexical search works at once), then the model in the background
-// (hybrid and semantic search start when it is ready). Hits are rendered as DOM nodes built from
-// the highlight offsets, never by injecting indexed text as HTML.
-import init, { SearchIndex } from "./pkg/cairn.js";
+// The explain page: every hit with its full explain (which signals found it, each one's rank
+// and score, the fused score's terms, the retrieval rank). Loads the index (lexical search works
+// at once), then the model in the background (hybrid and semantic start when it is ready). Hits
+// are DOM nodes built from the highlight offsets, never indexed text injected as HTML.
+import init, { SearchIndex } from "./pkg/web/cairn.js";
 
 const query = document.getElementById("query");
 const mode = document.getElementById("mode");
@@ -61,8 +62,24 @@ function renderHit(hit) {
   const text = document.createElement("p");
   text.className = "hit-text";
   text.append(highlighted(shown.text, shown.highlights));
-  li.append(title, meta, text);
+  li.append(title, meta, text, explainTable(hit));
   return li;
+}
+
+/** A table of the hit's explain: one row a signal, then the fused score. */
+function explainTable(hit) {
+  const table = document.createElement("table");
+  table.className = "explain";
+  const row = (...cells) => {
+    const tr = document.createElement("tr");
+    for (const cell of cells) tr.append(Object.assign(document.createElement("td"), { textContent: String(cell) }));
+    table.append(tr);
+  };
+  row("signal", "rank", "score", "adds");
+  for (const t of hit.explain?.terms ?? []) row(t.signal, `#${t.rank}`, t.score.toFixed(4), t.contribution.toFixed(4));
+  row(hit.explain?.method ?? hit.scoreKind, `retrieval #${hit.retrievalRank ?? "–"}`, (hit.retrievalScore ?? 0).toFixed(4), `final #${hit.rank}`);
+  if (hit.explain?.matchedTerms.length) row("terms", hit.explain.matchedTerms.join(" "), "", "");
+  return table;
 }
 
 function run() {
@@ -80,7 +97,7 @@ function run() {
   }
   try {
     const started = performance.now();
-    const hits = index.search(q, { limit: 10, mode: wanted, highlight: true, snippetLength: 240 });
+    const hits = index.search(q, { limit: 10, mode: wanted, highlight: true, snippetLength: 240, explain: true });
     const ms = (performance.now() - started).toFixed(1);
     results.append(...hits.map(renderHit));
     const how = wanted === "hybrid" && modelState !== "ready" ? "lexical (model loading)" : wanted;

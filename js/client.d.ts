@@ -1,0 +1,28 @@
+// Declarations for client.js. The result and option types are the ones generated from the Rust
+// types (web/cairn.d.ts); this file only declares the client around them.
+import type { ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit, SearchOptions } from "./web/cairn.js";
+export type * from "./web/cairn.js";
+
+export interface ProgressEvent { what: "index" | "model"; loaded: number; total: number; fromCache?: boolean }
+export interface ModelEvent { ready: boolean; fromCache?: boolean; error?: string }
+export interface OpenOptions {
+  /** URL of index.cairn. */
+  index: string;
+  /** URL of the index's model/ folder; leave out for lexical search only. */
+  model?: string;
+  /** Run in a Web Worker (default true where Worker exists). */
+  worker?: boolean;
+  onProgress?: (event: ProgressEvent) => void;
+  onModelReady?: (event: ModelEvent) => void;
+}
+
+export declare class Cairn {
+  static open(options: OpenOptions): Promise<Cairn>;
+  readonly modelReady: boolean;
+  readonly info: { documentCount: number; chunkCount: number; hasVectors: boolean };
+  readonly mode: "worker" | "main thread";
+  search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+  searchDocuments(query: string, options?: DocumentSearchOptions): Promise<DocumentSearchResponse>;
+  buildContext(query: string, options?: ContextOptions): Promise<ContextResponse>;
+  close(): void;
+}

@@ -1,0 +1,98 @@
+// cairn in the browser: one async API whether the work runs in a Web Worker (the default where
+// Workers exist) or on the main thread (where they do not, or with `worker: false`).
+//
+//   const cairn = await Cairn.open({ index: "/search/index.cairn", model: "/search/model" });
+//   const hits = await cairn.search("query", { limit: 10, highlight: true });
+//
+// The index answers lexical queries as soon as it is open; the model loads in the background
+// (progress through onProgress, then onModelReady), and hybrid answers start when it is in.
+import init, { SearchIndex } from "./web/cairn.js";
+import { fetchWithProgress, loadModelFiles } from "./fetch.js";
+
+export class Cairn {
+  #call;
+  #close;
+  /** Whether the model is loaded (hybrid and semantic searches use it). */
+  modelReady = false;
+  /** documentCount, chunkCount, hasVectors. */
+  info;
+  /** "worker" or "main thread". */
+  mode;
+
+  /**
+   * Opens an index. Options: index (URL of index.cairn), model (URL of its model folder; leave
+   * out for lexical only), worker (default: true where Worker exists), onProgress({ what,
+   * loaded, total, fromCache }), onModelReady({ ready, fromCache, error }).
+   */
+  static async open(options) {
+    const cairn = new Cairn();
+    const useWorker = (options.worker ?? true) && typeof Worker !== "undefined";
+    const onEvent = (event) => {
+      if (event.event === "progress") options.onProgress?.(event);
+      if (event.event === "model") {
+        cairn.modelReady = event.ready;
+        options.onModelReady?.(event);
+      }
+    };
+    const indexUrl = new URL(options.index, location.href).href;
+    const modelUrl = options.model ? new URL(options.model, location.href).href : null;
+    if (useWorker) {
+      const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+      const pending = new Map();
+      let next = 0;
+      worker.onmessage = ({ data }) => {
+        if (data.event) return onEvent(data);
+        const { resolve, reject } = pending.get(data.id);
+        pending.delete(data.id);
+        data.error === undefined ? resolve(data.result) : reject(new Error(data.error));
+      };
+      cairn.#call = (method, ...args) =>
+        new Promise((resolve, reject) => {
+          pending.set(++next, { resolve, reject });
+          worker.postMessage({ id: next, method, args });
+        });
+      cairn.#close = () => worker.terminate();
+      cairn.mode = "worker";
+    } else {
+      await init();
+      let index = null;
+      cairn.#call = async (method, ...args) => {
+        if (method !== "open") return index[method](...args);
+        const { bytes } = await fetchWithProgress(indexUrl, null, (loaded, total) => onEvent({ event: "progress", what: "index", loaded, total }));
+        index = SearchIndex.fromBytes(bytes);
+        if (index.hasVectors && modelUrl) {
+          loadModelFiles(modelUrl, (loaded, total, fromCache) => onEvent({ event: "progress", what: "model", loaded, total, fromCache }))
+            .then(({ files, fromCache }) => {
+              index.loadModelFromBytes(files.weights, files.tokenizer, files.config);
+              onEvent({ event: "model", ready: true, fromCache });
+            })
+            .catch((e) => onEvent({ event: "model", ready: false, error: e.message }));
+        }
+        return { documentCount: index.documentCount, chunkCount: index.chunkCount, hasVectors: index.hasVectors };
+      };
+      cairn.#close = () => index?.free();
+      cairn.mode = "main thread";
+    }
+    cairn.info = await cairn.#call("open", { indexUrl, modelUrl });
+    return cairn;
+  }
+
+  /** SearchHit[] for a query; see SearchOptions. */
+  search(query, options) {
+    return this.#call("search", query, options);
+  }
+
+  /** Hits grouped by document; see DocumentSearchOptions. */
+  searchDocuments(query, options) {
+    return this.#call("searchDocuments", query, options);
+  }
+
+  /** A prompt under a token budget; see ContextOptions. */
+  buildContext(query, options) {
+    return this.#call("buildContext", query, options);
+  }
+
+  close() {
+    this.#close();
+  }
+}

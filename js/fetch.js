@@ -1,0 +1,66 @@
+// Fetching with progress, and the model through the Cache API: a second visit reads the model
+// from the cache instead of the network. Without the Cache API (or when it refuses, e.g. on an
+// insecure origin), the model is simply fetched.
+const CACHE = "cairn-model-v1";
+const FILES = ["config.json", "tokenizer.json", "model.safetensors"];
+
+async function openCache() {
+  try {
+    return typeof caches === "undefined" ? null : await caches.open(CACHE);
+  } catch {
+    return null;
+  }
+}
+
+/** The body of `url` as bytes, reporting (loaded, total); from `cache` when it has it. */
+export async function fetchWithProgress(url, cache, onProgress) {
+  let response = cache ? await cache.match(url) : undefined;
+  const fromCache = Boolean(response);
+  if (!response) {
+    response = await fetch(url);
+    if (!response.ok) throw new Error(`cannot fetch ${url}: HTTP ${response.status} ${response.statusText}`);
+    if (cache) {
+      try {
+        await cache.put(url, response.clone());
+      } catch {
+        // A full or unavailable cache only costs the next visit a download.
+      }
+    }
+  }
+  const total = Number(response.headers.get("content-length")) || 0;
+  if (!response.body) return { bytes: new Uint8Array(await response.arrayBuffer()), fromCache };
+  const reader = response.body.getReader();
+  const parts = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    loaded += value.length;
+    onProgress?.(loaded, total, fromCache);
+  }
+  const bytes = new Uint8Array(loaded);
+  let at = 0;
+  for (const part of parts) {
+    bytes.set(part, at);
+    at += part.length;
+  }
+  return { bytes, fromCache };
+}
+
+/** The three model files from `baseUrl`, through the cache. */
+export async function loadModelFiles(baseUrl, onProgress) {
+  const cache = await openCache();
+  const base = baseUrl.replace(/\/$/, "");
+  const got = {};
+  let allCached = true;
+  for (const name of FILES) {
+    const { bytes, fromCache } = await fetchWithProgress(`${base}/${name}`, cache, name === "model.safetensors" ? onProgress : null);
+    got[name] = bytes;
+    allCached &&= fromCache;
+  }
+  return {
+    files: { weights: got["model.safetensors"], tokenizer: got["tokenizer.json"], config: got["config.json"] },
+    fromCache: allCached,
+  };
+}
