@@ -34,18 +34,19 @@ after(async () => {
 });
 
 /** A page with a <cairn-search> over `index` (the demo's own when left out). */
-async function open(context, { index, model } = {}) {
+async function open(context, { index, model, worker } = {}) {
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   await page.goto(base + "/");
   if (index) {
-    await page.evaluate(({ index, model }) => {
+    await page.evaluate(({ index, model, worker }) => {
       const element = document.createElement("cairn-search");
       element.setAttribute("index", index);
       if (model) element.setAttribute("model", model);
+      if (worker === false) element.setAttribute("worker", "false");
       document.querySelector("cairn-search").replaceWith(element);
-    }, { index, model });
+    }, { index, model, worker });
   }
   await page.waitForSelector("cairn-search[data-ready]", { timeout: 30_000 });
   return { page, errors };
@@ -122,6 +123,19 @@ test("the main thread stays responsive while the model loads, and a second visit
   await second.page.waitForSelector("cairn-search[data-model]", { timeout: 120_000 });
   assert.equal(await second.page.getAttribute("cairn-search", "data-model"), "cached");
   assert.equal(modelRequests.length, 1, "the second visit did not download the model");
+  await context.close();
+});
+
+test("without a Worker the same element works on the main thread", async () => {
+  const context = await browser.newContext();
+  // A browser without Worker support: the client falls back to the main thread.
+  await context.addInitScript(() => delete window.Worker);
+  const { page, errors } = await open(context, { index: "/fixture-index/index.cairn", model: "/fixture-index/model" });
+  const results = await type(page, "summit valley");
+  assert.equal(results[0].url, "/trail/ridge.md#summit");
+  await page.waitForSelector("cairn-search[data-model]", { timeout: 120_000 });
+  assert.match(await page.getAttribute("cairn-search", "data-model"), /^(ready|cached)$/);
+  assert.deepEqual(errors, []);
   await context.close();
 });
 
