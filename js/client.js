@@ -7,7 +7,7 @@
 // The index answers lexical queries as soon as it is open; the model loads in the background
 // (progress through onProgress, then onModelReady), and hybrid answers start when it is in.
 import init, { SearchIndex } from "./web/cairn.js";
-import { fetchWithProgress, loadModelFiles } from "./fetch.js";
+import { openIndex } from "./fetch.js";
 
 export class Cairn {
   #call;
@@ -58,17 +58,9 @@ export class Cairn {
       let index = null;
       cairn.#call = async (method, ...args) => {
         if (method !== "open") return index[method](...args);
-        const { bytes } = await fetchWithProgress(indexUrl, null, (loaded, total) => onEvent({ event: "progress", what: "index", loaded, total }));
-        index = SearchIndex.fromBytes(bytes);
-        if (index.hasVectors && modelUrl) {
-          loadModelFiles(modelUrl, (loaded, total, fromCache) => onEvent({ event: "progress", what: "model", loaded, total, fromCache }))
-            .then(({ files, fromCache }) => {
-              index.loadModelFromBytes(files.weights, files.tokenizer, files.config);
-              onEvent({ event: "model", ready: true, fromCache });
-            })
-            .catch((e) => onEvent({ event: "model", ready: false, error: e.message }));
-        }
-        return { documentCount: index.documentCount, chunkCount: index.chunkCount, hasVectors: index.hasVectors };
+        const opened = await openIndex(SearchIndex, indexUrl, modelUrl, onEvent);
+        index = opened.index;
+        return opened.info;
       };
       cairn.#close = () => index?.free();
       cairn.mode = "main thread";

@@ -1,5 +1,5 @@
-// Fetching with progress, and the model through the Cache API: a second visit reads the model
-// from the cache instead of the network. Without the Cache API (or when it refuses, e.g. on an
+// Opening an index in the browser: fetching with progress, and the model through the Cache
+// API, so a second visit reads the model from the cache instead of the network. Without the Cache API (or when it refuses, e.g. on an
 // insecure origin), the model is simply fetched.
 const CACHE = "cairn-model-v1";
 const FILES = ["config.json", "tokenizer.json", "model.safetensors"];
@@ -63,4 +63,25 @@ export async function loadModelFiles(baseUrl, onProgress) {
     files: { weights: got["model.safetensors"], tokenizer: got["tokenizer.json"], config: got["config.json"] },
     fromCache: allCached,
   };
+}
+
+/**
+ * Opens an index with the wasm module's SearchIndex: fetches it (progress as
+ * { event: "progress", what: "index" }), then, when it has vectors and a model URL is given,
+ * loads the model in the background ({ what: "model" } progress, then { event: "model", ready })
+ * so lexical answers start at once. Returns the index and its counts. Shared by the worker and
+ * the main-thread fallback.
+ */
+export async function openIndex(SearchIndex, indexUrl, modelUrl, emit) {
+  const { bytes } = await fetchWithProgress(indexUrl, null, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }));
+  const index = SearchIndex.fromBytes(bytes);
+  if (index.hasVectors && modelUrl) {
+    loadModelFiles(modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }))
+      .then(({ files, fromCache }) => {
+        index.loadModelFromBytes(files.weights, files.tokenizer, files.config);
+        emit({ event: "model", ready: true, fromCache });
+      })
+      .catch((e) => emit({ event: "model", ready: false, error: e.message }));
+  }
+  return { index, info: { documentCount: index.documentCount, chunkCount: index.chunkCount, hasVectors: index.hasVectors } };
 }

@@ -6,9 +6,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
 import { serve } from "../../scripts/serve.mjs";
-import { buildIndex, model, root } from "../node/helpers.mjs";
+import { buildIndex, launchChromium, model, root } from "../node/helpers.mjs";
 
 let server, browser, base, viteServer, viteBase;
 
@@ -21,10 +20,7 @@ before(async () => {
     viteServer = await serve(0, [["/index/", join(root, "www/index")], ["/", dist]]);
     viteBase = `http://127.0.0.1:${viteServer.address().port}`;
   }
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -3,10 +3,9 @@
 // and on accented, CJK and emoji text, and see the model arrive and answer a semantic query.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
 import { join } from "node:path";
 import { serve } from "../../scripts/serve.mjs";
-import { buildIndex, fixtures, model } from "../node/helpers.mjs";
+import { buildIndex, fixtures, launchChromium, model } from "../node/helpers.mjs";
 
 let server, browser, base;
 
@@ -14,10 +13,7 @@ before(async () => {
   const fixtureIndex = buildIndex([fixtures], ["--model", model]);
   server = await serve(0, [["/fixture-index/", fixtureIndex]]);
   base = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

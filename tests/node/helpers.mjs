@@ -32,3 +32,12 @@ export function cosine(a, b) {
   for (let i = 0; i < a.length; i++) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
   return dot / Math.sqrt(na * nb);
 }
+
+/** Debian's Chromium, headless, with the flags this machine's closed network and root need. */
+export async function launchChromium() {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
+  });
+}
