@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Every test of cairn, from a fresh clone: set-up, the Rust core and CLI (cargo test), the wasm
-# bindings in Node and in headless Chromium (wasm-pack test), the wasm module against the native
-# CLI under Node, and the demo page in Chromium (Playwright).
+# Every test of cairn, from a fresh clone: set-up, the Rust core and CLI (cargo test), the
+# TypeScript consumer (tsc --strict), the wasm bindings in Node and in headless Chromium
+# (wasm-pack test), the wasm module against the native CLI under Node, and the demo, the
+# <cairn-search> element and the Vite example in Chromium (Playwright).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
