@@ -97,6 +97,9 @@ pub struct Index {
     /// Each document's metadata, parsed on first use (filters, hits).
     #[serde(skip)]
     parsed_metadata: std::sync::OnceLock<Vec<Option<serde_json::Value>>>,
+    /// For each document, the positions in `links` of the links to it, built on first use.
+    #[serde(skip)]
+    incoming_links: std::sync::OnceLock<Vec<Vec<u32>>>,
 }
 
 impl Index {
@@ -108,7 +111,16 @@ impl Index {
         lexical: LexicalIndex,
         vectors: Option<VectorIndex>,
     ) -> Self {
-        Index { settings, documents, chunks, links, lexical, vectors, parsed_metadata: Default::default() }
+        Index {
+            settings,
+            documents,
+            chunks,
+            links,
+            lexical,
+            vectors,
+            parsed_metadata: Default::default(),
+            incoming_links: Default::default(),
+        }
     }
 
     /// The metadata of document `doc`, parsed.
@@ -119,6 +131,25 @@ impl Index {
             })
             .get(doc as usize)
             .and_then(Option::as_ref)
+    }
+
+    /// The links out of document `doc` (links are sorted by their source).
+    pub fn links_from(&self, doc: u32) -> &[DocLink] {
+        let start = self.links.partition_point(|l| l.from < doc);
+        let end = start + self.links[start..].partition_point(|l| l.from == doc);
+        &self.links[start..end]
+    }
+
+    /// The links into document `doc`.
+    pub fn links_to(&self, doc: u32) -> impl Iterator<Item = &DocLink> {
+        let incoming = self.incoming_links.get_or_init(|| {
+            let mut by_target = vec![Vec::new(); self.documents.len()];
+            for (i, link) in self.links.iter().enumerate() {
+                by_target[link.to as usize].push(i as u32);
+            }
+            by_target
+        });
+        incoming[doc as usize].iter().map(|&i| &self.links[i as usize])
     }
 
     /// The chunks of the document chunk `chunk` belongs to, as a range of chunk ids (a

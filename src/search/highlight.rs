@@ -36,7 +36,7 @@ pub fn highlights(analyzer: &Analyzer, text: &str, terms: &[String]) -> Vec<High
 }
 
 /// Converts matches (byte ranges of `text`) to UTF-16 highlights, shifted by `shift` units.
-fn to_utf16(text: &str, matches: &[TermMatch], shift: u32) -> Vec<Highlight> {
+pub fn to_utf16(text: &str, matches: &[TermMatch], shift: u32) -> Vec<Highlight> {
     let mut utf16 = Utf16Offsets::new(text);
     matches
         .iter()

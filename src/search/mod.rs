@@ -46,7 +46,8 @@ pub fn search(index: &Index, query: &str, context: QueryContext<'_>, options: &S
     let direct: Vec<&Candidate> = retrieved.candidates.iter().take(options.limit as usize).collect();
     let mut hits = build_hits(index, &retrieved, &direct, context, options)?;
     if options.related {
-        hits.extend(related_hits(index, &retrieved, &hits, context, options)?);
+        let direct_docs: Vec<u32> = direct.iter().map(|c| index.chunks[c.chunk as usize].doc).collect();
+        hits.extend(related_hits(index, &retrieved, &hits, &direct_docs, context, options)?);
     }
     Ok(hits)
 }
@@ -267,11 +268,7 @@ fn add_matches(
             hit.match_range = Some(highlight::match_range(&hit.text, focus));
             hit.snippet = Some(highlight::snippet(&hit.text, focus, &matches, options.snippet_length as usize));
         }
-        let mut utf16 = highlight::Utf16Offsets::new(&hit.text);
-        hit.highlights = matches
-            .iter()
-            .map(|m| crate::hit::Highlight { start: utf16.at(m.bytes.start), end: utf16.at(m.bytes.end), term: m.term.clone() })
-            .collect();
+        hit.highlights = highlight::to_utf16(&hit.text, &matches, 0);
     }
     Ok(())
 }
@@ -314,9 +311,8 @@ fn links_of(index: &Index, doc: u32, max: usize) -> (Vec<HitLink>, u32) {
         text: text.to_string(),
         direction,
     };
-    let start = index.links.partition_point(|l| l.from < doc);
-    let outgoing = index.links[start..].iter().take_while(|l| l.from == doc).map(|l| link(l.to, &l.text, LinkDirection::Out));
-    let incoming = index.links.iter().filter(|l| l.to == doc).map(|l| link(l.from, &l.text, LinkDirection::In));
+    let outgoing = index.links_from(doc).iter().map(|l| link(l.to, &l.text, LinkDirection::Out));
+    let incoming = index.links_to(doc).map(|l| link(l.from, &l.text, LinkDirection::In));
     let all: Vec<HitLink> = outgoing.chain(incoming).collect();
     let elided = all.len().saturating_sub(max) as u32;
     (all.into_iter().take(max).collect(), elided)
@@ -329,23 +325,18 @@ fn related_hits(
     index: &Index,
     retrieved: &Retrieved,
     direct: &[SearchHit],
+    direct_docs: &[u32],
     context: QueryContext<'_>,
     options: &SearchOptions,
 ) -> Result<Vec<SearchHit>> {
-    let mut seen: std::collections::HashSet<u32> = direct
-        .iter()
-        .filter_map(|h| index.documents.iter().position(|d| d.id == h.citation.doc_id).map(|d| d as u32))
-        .collect();
+    let mut seen: std::collections::HashSet<u32> = direct_docs.iter().copied().collect();
     let mut found: Vec<(u32, Via)> = Vec::new();
-    let mut frontier: Vec<(u32, String, Vec<String>)> = direct
-        .iter()
-        .filter_map(|h| index.documents.iter().position(|d| d.id == h.citation.doc_id).map(|d| (d as u32, h.id.clone(), Vec::new())))
-        .collect();
+    let mut frontier: Vec<(u32, String, Vec<String>)> =
+        direct.iter().zip(direct_docs).map(|(h, &doc)| (doc, h.id.clone(), Vec::new())).collect();
     for hop in 1..=options.related_hops {
         let mut next = Vec::new();
         for (doc, from_id, path) in &frontier {
-            let start = index.links.partition_point(|l| l.from < *doc);
-            for link in index.links[start..].iter().take_while(|l| l.from == *doc) {
+            for link in index.links_from(*doc) {
                 if !seen.insert(link.to) {
                     continue;
                 }
