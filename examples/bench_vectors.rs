@@ -13,6 +13,7 @@
 
 use std::time::Instant;
 
+use cairn::index::lexical::{ChunkTerms, LexicalIndex};
 use cairn::index::vector::{GraphSettings, VectorIndex};
 use cairn::index::{format, Index};
 
@@ -92,14 +93,17 @@ fn write_index(source: &Index, out: &str, n: usize, flat: Vec<f32>, graph: Optio
             chunk
         })
         .collect();
-    let terms: Vec<Vec<String>> =
-        chunks.iter().map(|c| source.analyzer().terms(&cairn::index::indexed_text(&documents[c.doc as usize], c))).collect();
+    let analyzer = source.analyzer();
+    let terms: Vec<ChunkTerms> = chunks
+        .iter()
+        .map(|c| ChunkTerms { document: c.doc, terms: analyzer.terms(&cairn::index::indexed_text(&documents[c.doc as usize], c)) })
+        .collect();
     let index = Index::new(
         source.settings.clone(),
         documents,
         chunks,
         Vec::new(),
-        cairn::index::lexical::LexicalIndex::build(source.settings.bm25, terms),
+        LexicalIndex::build(source.settings.bm25, terms),
         Some(graph.unwrap_or_else(|| VectorIndex::flat(model, flat))),
     );
     std::fs::write(format!("{dir}/index.cairn"), format::write(&index).unwrap()).unwrap();

@@ -6,7 +6,7 @@
 //! Snowball English stemmer. Every token keeps the byte range of the word
 //! in the original text, so matches can be highlighted exactly where they occur.
 
-use rust_stemmers::{Algorithm, Stemmer};
+use pagefind_stem::{Algorithm, Stemmer};
 use serde::{Deserialize, Serialize};
 use unicode_normalization::{char::is_combining_mark, UnicodeNormalization};
 use unicode_segmentation::UnicodeSegmentation;

@@ -438,7 +438,7 @@ fn print_hits(out: &mut impl Write, hits: &[SearchHit]) -> Result<()> {
         writeln!(out, "{:>2}. {place}  [{location}, lines {}-{}]", hit.rank, c.line_start, c.line_end)?;
         let mut signals = format!("{:.4} {:?}", hit.score, hit.score_kind).to_lowercase();
         if let Some(s) = &hit.signals.lexical {
-            signals.push_str(&format!("; lexical #{} {:.3}", s.rank, s.score));
+            signals.push_str(&format!("; lexical #{} {:.3} (document {:.3})", s.rank, s.score, s.document_score));
         }
         if let Some(s) = &hit.signals.semantic {
             signals.push_str(&format!("; semantic #{} {:.3}", s.rank, s.score));

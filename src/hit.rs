@@ -252,7 +252,7 @@ pub struct Highlight {
 /// pool, so a hit found by only one signal is still explained.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Tsify)]
 pub struct Signals {
-    /// BM25 over the chunk's title, headings and text.
+    /// BM25 of the chunk (its title, headings and text) plus BM25 of its whole document.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub lexical: Option<LexicalSignal>,
@@ -263,11 +263,15 @@ pub struct Signals {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
 pub struct LexicalSignal {
     /// 1-based rank among the lexical candidates.
     pub rank: u32,
-    /// BM25 score.
+    /// BM25 score: the chunk's own plus `documentScore`.
     pub score: f32,
+    /// The part of `score` that is the BM25 of the chunk's whole document, so a passage of a
+    /// document about the query ranks above an equal passage of one that mentions it in passing.
+    pub document_score: f32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]

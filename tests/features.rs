@@ -124,9 +124,13 @@ fn neighbors_links_dates_metadata_and_staleness() {
 #[test]
 fn related_follows_links_without_touching_direct_scores() {
     let index = index();
-    let direct = run(index.path(), "glacier", "hits", json!({"limit": 1}));
-    let related = run(index.path(), "glacier", "hits", json!({"limit": 1, "related": true, "relatedHops": 2}));
+    let direct = run(index.path(), "glacier valley", "hits", json!({"limit": 1}));
+    let related = run(index.path(), "glacier valley", "hits", json!({"limit": 1, "related": true, "relatedHops": 2}));
     assert_eq!(related[0]["score"], direct[0]["score"]);
+    // A lexical score is the passage's BM25 plus its document's; both parts are positive.
+    let lexical = &direct[0]["signals"]["lexical"];
+    let (score, document) = (lexical["score"].as_f64().unwrap(), lexical["documentScore"].as_f64().unwrap());
+    assert!(document > 0.0 && document < score, "{lexical}");
     assert_eq!(related[0]["citation"]["docId"], "alpine.md");
     assert!(related[0].get("via").is_none());
     let valley = &related[1];

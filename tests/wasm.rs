@@ -119,7 +119,7 @@ fn documents_links_related_and_filters_in_javascript() {
     let docs: Vec<String> = results.iter().map(|r| get(&r, "docId").as_string().unwrap()).collect();
     assert!(docs.iter().all(|d| d == "alpine.md" || d == "valley.md"), "{docs:?}");
     assert_eq!(get(&response, "facets.tags.shared").as_f64(), Some(docs.len() as f64));
-    let hits = array(index.search("glacier", options(r#"{"limit": 1, "related": true}"#)).unwrap());
+    let hits = array(index.search("glacier valley", options(r#"{"limit": 1, "related": true}"#)).unwrap());
     assert_eq!(get(&hits.get(1), "citation.docId").as_string().unwrap(), "valley.md");
     assert_eq!(get(&hits.get(1), "via.text").as_string().unwrap(), "see the valley notes");
     assert_eq!(get(&hits.get(0), "links").dyn_into::<js_sys::Array>().unwrap().length(), 1);

@@ -78,6 +78,8 @@ function explainTable(hit) {
   row("signal", "rank", "score", "adds");
   for (const t of hit.explain?.terms ?? []) row(t.signal, `#${t.rank}`, t.score.toFixed(4), t.contribution.toFixed(4));
   row(hit.explain?.method ?? hit.scoreKind, `retrieval #${hit.retrievalRank ?? "–"}`, (hit.retrievalScore ?? 0).toFixed(4), `final #${hit.rank}`);
+  const lexical = hit.signals.lexical;
+  if (lexical) row("of which document", "", lexical.documentScore.toFixed(4), "");
   if (hit.explain?.matchedTerms.length) row("terms", hit.explain.matchedTerms.join(" "), "", "");
   return table;
 }

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::lexical::LexicalIndex;
+use super::lexical::{ChunkTerms, LexicalIndex};
 use super::vector::{GraphSettings, ModelIdentity, VectorIndex};
 use super::{indexed_text, Index, IndexSettings};
 use crate::embed::Embedder;
@@ -42,7 +42,8 @@ pub fn build(
     let links = resolve_links(&documents, raw_links);
     let texts: Vec<String> = chunks.iter().map(|c| indexed_text(&documents[c.doc as usize], c)).collect();
     let analyzer = crate::analyze::Analyzer::new(settings.analyzer.clone());
-    let terms: Vec<Vec<String>> = texts.par_iter().map(|t| analyzer.terms(t)).collect();
+    let terms: Vec<ChunkTerms> =
+        texts.par_iter().zip(&chunks).map(|(t, c)| ChunkTerms { document: c.doc, terms: analyzer.terms(t) }).collect();
     let lexical = LexicalIndex::build(settings.bm25, terms);
 
     let vectors = match vectors {

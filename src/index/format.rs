@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::index::Index;
 
 pub const MAGIC: &[u8; 8] = b"CAIRNIDX";
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const HEADER_LEN: usize = 20;
 const TRAILER_LEN: usize = 4;
 
@@ -93,7 +93,7 @@ fn validate(index: &Index) -> Result<()> {
     if index.links.iter().any(|l| l.from as usize >= index.documents.len() || l.to as usize >= index.documents.len()) {
         return fail("a link names a document the index does not have".into());
     }
-    if let Err(m) = index.lexical.validate(chunks) {
+    if let Err(m) = index.lexical.validate(index.chunks.iter().map(|c| c.doc)) {
         return fail(m);
     }
     if let Some(vectors) = &index.vectors {

@@ -1,7 +1,12 @@
 //! The lexical index: an inverted index from analyzed terms to the chunks that contain them,
 //! scored with BM25. Terms are kept sorted (binary search); a posting list stores chunk-id gaps
-//! and term frequencies, which the index file writes as varints. Each term's IDF is computed once
-//! at build time and stored, so scores are bit-identical on every target.
+//! and term frequencies, which the index file writes as varints. Each term's IDFs are computed
+//! once at build time and stored, so scores are bit-identical on every target.
+//!
+//! A chunk's score is its own BM25 plus the BM25 of its whole document (passage and document
+//! evidence, as in Callan 1994): a passage of a document that is about the query outranks an
+//! equal passage of one that mentions it in passing. Document statistics come from the same
+//! postings (a document's chunks are numbered together), so they cost no extra postings.
 
 use std::collections::BTreeMap;
 
@@ -30,29 +35,46 @@ struct Postings {
 pub struct LexicalIndex {
     params: Bm25Params,
     terms: Vec<String>,
+    /// Each term's IDF over chunks, and over documents.
     idf: Vec<f32>,
+    document_idf: Vec<f32>,
     postings: Vec<Postings>,
-    /// Length of every chunk in terms.
+    /// Length of every chunk in terms, and the document each chunk belongs to (ascending).
     chunk_lengths: Vec<u32>,
+    chunk_documents: Vec<u32>,
     average_length: f32,
+    /// Length of every document in terms (the sum of its chunks').
+    document_lengths: Vec<u32>,
+    average_document_length: f32,
 }
 
-/// A chunk's BM25 score for a query.
+/// A chunk's BM25 score for a query: its passage score plus its document's.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ScoredChunk {
+pub struct LexicalHit {
     pub chunk: u32,
     pub score: f32,
+    /// The part of `score` that is the BM25 of the chunk's whole document.
+    pub document_score: f32,
+}
+
+/// One chunk's analyzed terms and the document it belongs to.
+pub struct ChunkTerms {
+    pub document: u32,
+    pub terms: Vec<String>,
 }
 
 impl LexicalIndex {
-    /// Builds the index from each chunk's analyzed terms, in chunk order.
-    pub fn build(params: Bm25Params, chunk_terms: impl IntoIterator<Item = Vec<String>>) -> Self {
+    /// Builds the index from each chunk's analyzed terms, in chunk order; a document's chunks
+    /// come together.
+    pub fn build(params: Bm25Params, chunks: impl IntoIterator<Item = ChunkTerms>) -> Self {
         let mut by_term: BTreeMap<String, Postings> = BTreeMap::new();
         let mut last_chunk: BTreeMap<String, u32> = BTreeMap::new();
         let mut chunk_lengths = Vec::new();
-        for (chunk, terms) in chunk_terms.into_iter().enumerate() {
+        let mut chunk_documents = Vec::new();
+        for (chunk, ChunkTerms { document, terms }) in chunks.into_iter().enumerate() {
             let chunk = chunk as u32;
             chunk_lengths.push(terms.len() as u32);
+            chunk_documents.push(document);
             let mut counts: BTreeMap<String, u32> = BTreeMap::new();
             for term in terms {
                 *counts.entry(term).or_default() += 1;
@@ -64,18 +86,40 @@ impl LexicalIndex {
                 postings.freqs.push(freq);
             }
         }
-        let chunk_count = chunk_lengths.len() as f64;
-        let total: u64 = chunk_lengths.iter().map(|&l| l as u64).sum();
-        let average_length = if chunk_lengths.is_empty() { 0.0 } else { (total as f64 / chunk_count) as f32 };
+        let document_count = chunk_documents.last().map_or(0, |&d| d as usize + 1);
+        let mut document_lengths = vec![0u32; document_count];
+        for (&document, &length) in chunk_documents.iter().zip(&chunk_lengths) {
+            document_lengths[document as usize] += length;
+        }
         let (terms, postings): (Vec<String>, Vec<Postings>) = by_term.into_iter().unzip();
-        let idf = postings
+        let idf = postings.iter().map(|p| bm25_idf(chunk_lengths.len(), p.freqs.len())).collect();
+        let document_idf = postings
             .iter()
             .map(|p| {
-                let df = p.freqs.len() as f64;
-                (1.0 + (chunk_count - df + 0.5) / (df + 0.5)).ln() as f32
+                let mut documents = 0;
+                let mut previous = None;
+                for chunk in p.chunks() {
+                    let document = Some(chunk_documents[chunk as usize]);
+                    if document != previous {
+                        documents += 1;
+                        previous = document;
+                    }
+                }
+                bm25_idf(document_count, documents)
             })
             .collect();
-        LexicalIndex { params, terms, idf, postings, chunk_lengths, average_length }
+        LexicalIndex {
+            params,
+            terms,
+            idf,
+            document_idf,
+            postings,
+            average_length: average(&chunk_lengths),
+            chunk_lengths,
+            chunk_documents,
+            average_document_length: average(&document_lengths),
+            document_lengths,
+        }
     }
 
     pub fn chunk_count(&self) -> usize {
@@ -90,12 +134,22 @@ impl LexicalIndex {
         self.params
     }
 
-    /// Checks what the file format cannot: that every array agrees with the others.
-    pub fn validate(&self, chunk_count: usize) -> Result<(), String> {
+    /// Checks what the file format cannot: that every array agrees with the others and with
+    /// the document each chunk says it belongs to.
+    pub fn validate(&self, chunk_documents: impl ExactSizeIterator<Item = u32>) -> Result<(), String> {
+        let chunk_count = chunk_documents.len();
         if self.chunk_lengths.len() != chunk_count {
             return Err(format!("lexical index covers {} chunks, the index has {chunk_count}", self.chunk_lengths.len()));
         }
-        if self.idf.len() != self.terms.len() || self.postings.len() != self.terms.len() {
+        if !chunk_documents.eq(self.chunk_documents.iter().copied()) {
+            return Err("lexical index assigns chunks to other documents than the index does".into());
+        }
+        if self.chunk_documents.windows(2).any(|w| w[0] > w[1])
+            || self.chunk_documents.last().map_or(0, |&d| d as usize + 1) != self.document_lengths.len()
+        {
+            return Err("lexical index document table does not match its chunks".into());
+        }
+        if [self.idf.len(), self.document_idf.len(), self.postings.len()].iter().any(|&n| n != self.terms.len()) {
             return Err("lexical index term tables differ in length".into());
         }
         for postings in &self.postings {
@@ -116,44 +170,96 @@ impl LexicalIndex {
     }
 
     /// The `limit` best chunks for the analyzed query terms, best first; ties go to the lower
-    /// chunk id. A query term that repeats counts once per occurrence, as in Lucene. With
-    /// `allowed`, only chunks marked true are scored.
-    pub fn search(&self, query_terms: &[String], limit: usize, allowed: Option<&[bool]>) -> Vec<ScoredChunk> {
-        let mut scores = vec![0f32; self.chunk_lengths.len()];
+    /// chunk id. A chunk scores when it contains a query term; its score is its passage BM25 plus
+    /// its document's BM25. A query term that repeats counts once per occurrence, as in Lucene.
+    /// With `allowed`, only chunks marked true are returned (a document's score still counts all
+    /// of its chunks).
+    pub fn search(&self, query_terms: &[String], limit: usize, allowed: Option<&[bool]>) -> Vec<LexicalHit> {
+        let mut passage_scores = vec![0f32; self.chunk_lengths.len()];
+        let mut document_scores = vec![0f32; self.document_lengths.len()];
         let mut touched = Vec::new();
-        let Bm25Params { k1, b } = self.params;
         for term in query_terms {
             let Ok(t) = self.terms.binary_search(term) else { continue };
-            let idf = self.idf[t];
             let postings = &self.postings[t];
-            let mut chunk = 0u32;
-            for (gap, &freq) in postings.chunk_gaps.iter().zip(&postings.freqs) {
-                chunk += gap;
+            // The term's frequency in the document whose chunks are being read.
+            let mut document: Option<(u32, u32)> = None;
+            let mut add_document = |document: Option<(u32, u32)>| {
+                if let Some((d, freq)) = document {
+                    let length = self.document_lengths[d as usize] as f32;
+                    document_scores[d as usize] +=
+                        self.bm25(self.document_idf[t], freq, length, self.average_document_length);
+                }
+            };
+            for (chunk, freq) in postings.chunks().zip(postings.freqs.iter().copied()) {
+                let d = self.chunk_documents[chunk as usize];
+                match &mut document {
+                    Some((current, total)) if *current == d => *total += freq,
+                    _ => add_document(document.replace((d, freq))),
+                }
                 if allowed.is_some_and(|a| !a[chunk as usize]) {
                     continue;
                 }
-                let tf = freq as f32;
                 let length = self.chunk_lengths[chunk as usize] as f32;
-                let norm = k1 * (1.0 - b + b * length / self.average_length);
-                let slot = &mut scores[chunk as usize];
+                let slot = &mut passage_scores[chunk as usize];
                 if *slot == 0.0 {
                     touched.push(chunk);
                 }
-                *slot += idf * (tf * (k1 + 1.0)) / (tf + norm);
+                *slot += self.bm25(self.idf[t], freq, length, self.average_length);
             }
+            add_document(document);
         }
-        let mut hits: Vec<ScoredChunk> =
-            touched.into_iter().map(|chunk| ScoredChunk { chunk, score: scores[chunk as usize] }).collect();
+        let mut hits: Vec<LexicalHit> = touched
+            .into_iter()
+            .map(|chunk| {
+                let document_score = document_scores[self.chunk_documents[chunk as usize] as usize];
+                LexicalHit { chunk, score: passage_scores[chunk as usize] + document_score, document_score }
+            })
+            .collect();
         crate::search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
         hits
     }
+
+    /// One term's BM25 in a text of `length` terms.
+    fn bm25(&self, idf: f32, freq: u32, length: f32, average_length: f32) -> f32 {
+        let Bm25Params { k1, b } = self.params;
+        let tf = freq as f32;
+        idf * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * length / average_length))
+    }
+}
+
+impl Postings {
+    /// The chunk ids, ascending.
+    fn chunks(&self) -> impl Iterator<Item = u32> + '_ {
+        self.chunk_gaps.iter().scan(0u32, |chunk, &gap| {
+            *chunk += gap;
+            Some(*chunk)
+        })
+    }
+}
+
+/// Lucene's BM25 IDF (never negative) of a term found in `found` of `count` units.
+fn bm25_idf(count: usize, found: usize) -> f32 {
+    let (count, found) = (count as f64, found as f64);
+    (1.0 + (count - found + 0.5) / (found + 0.5)).ln() as f32
+}
+
+fn average(lengths: &[u32]) -> f32 {
+    let total: u64 = lengths.iter().map(|&l| l as u64).sum();
+    if lengths.is_empty() { 0.0 } else { (total as f64 / lengths.len() as f64) as f32 }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn terms(s: &str) -> Vec<String> {
+    fn chunks(documents: &[(u32, &str)]) -> Vec<ChunkTerms> {
+        documents
+            .iter()
+            .map(|(document, text)| ChunkTerms { document: *document, terms: text.split_whitespace().map(String::from).collect() })
+            .collect()
+    }
+
+    fn query(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
     }
 
@@ -161,18 +267,42 @@ mod tests {
     fn ranks_by_bm25() {
         let index = LexicalIndex::build(
             Bm25Params::default(),
-            vec![terms("apple banana"), terms("apple apple apple cherry"), terms("cherry date")],
+            chunks(&[(0, "apple banana"), (1, "apple apple apple cherry"), (2, "cherry date")]),
         );
-        let hits = index.search(&terms("apple"), 10, None);
+        let hits = index.search(&query("apple"), 10, None);
         assert_eq!(hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![1, 0]);
-        // idf = ln(1 + (3 - 2 + 0.5) / (2 + 0.5))
+        // idf = ln(1 + (3 - 2 + 0.5) / (2 + 0.5)); with one chunk a document, the document's
+        // BM25 equals the passage's, so the score is twice it.
         let idf = (1.0f64 + 1.5 / 2.5).ln() as f32;
         let avg = 8.0 / 3.0;
-        let expected = idf * 2.2 / (1.0 + 1.2 * (0.25 + 0.75 * 2.0 / avg));
+        let expected = 2.0 * idf * 2.2 / (1.0 + 1.2 * (0.25 + 0.75 * 2.0 / avg));
         assert!((hits[1].score - expected).abs() < 1e-5, "{} vs {expected}", hits[1].score);
-        assert!(index.search(&terms("zebra"), 10, None).is_empty());
-        assert_eq!(index.search(&terms("apple"), 10, Some(&[true, false, true])).len(), 1);
-        assert!(index.validate(3).is_ok());
-        assert!(index.validate(2).is_err());
+        assert!(index.search(&query("zebra"), 10, None).is_empty());
+        assert_eq!(index.search(&query("apple"), 10, Some(&[true, false, true])).len(), 1);
+        assert!(index.validate([0, 1, 2].into_iter()).is_ok());
+        assert!(index.validate([0, 1].into_iter()).is_err());
+        assert!(index.validate([0, 0, 1].into_iter()).is_err());
+    }
+
+    #[test]
+    fn a_passage_of_a_document_about_the_query_ranks_first() {
+        // Chunks 1 and 2 are the same text; chunk 1's document is about apples throughout.
+        let index = LexicalIndex::build(
+            Bm25Params::default(),
+            chunks(&[
+                (0, "apple orchard harvest apple"),
+                (0, "apple pie recipe with cinnamon"),
+                (1, "apple pie recipe with cinnamon"),
+                (1, "train timetable station platform"),
+            ]),
+        );
+        let hits = index.search(&query("apple pie"), 10, None);
+        assert_eq!(hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![1, 2, 0]);
+        // Chunk 3 has no query term: its document's score alone does not make it a hit.
+        assert!(hits.iter().all(|h| h.chunk != 3));
+        // Filtering chunk 1 out returns the others without changing their scores.
+        let filtered = index.search(&query("apple pie"), 10, Some(&[true, false, true, true]));
+        assert_eq!(filtered.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![2, 0]);
+        assert_eq!(filtered[0].score, hits[1].score);
     }
 }

@@ -8,7 +8,13 @@ use instant_distance::{Hnsw, Point, Search};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::index::lexical::ScoredChunk;
+
+/// A chunk's cosine similarity to a query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoredChunk {
+    pub chunk: u32,
+    pub score: f32,
+}
 
 /// Which model made the embeddings; a query must be embedded by the same one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

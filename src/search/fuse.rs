@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use crate::hit::{Fusion, ScoreKind, SearchOptions};
-use crate::index::lexical::ScoredChunk;
+use crate::index::lexical::LexicalHit;
+use crate::index::vector::ScoredChunk;
 
 /// A chunk after fusion, with each signal's 1-based rank and score.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,6 +15,8 @@ pub struct Candidate {
     /// The final score (after the recency boost, when on).
     pub score: f32,
     pub lexical: Option<(u32, f32)>,
+    /// The part of the lexical score that is the BM25 of the chunk's whole document.
+    pub lexical_document_score: f32,
     pub semantic: Option<(u32, f32)>,
     /// What each signal added to the fused score: (lexical, semantic).
     pub contributions: (f32, f32),
@@ -30,6 +33,7 @@ impl Candidate {
             chunk,
             score: 0.0,
             lexical: None,
+            lexical_document_score: 0.0,
             semantic: None,
             contributions: (0.0, 0.0),
             retrieval_rank: 0,
@@ -52,26 +56,34 @@ pub fn score_kind(fusion: Fusion) -> ScoreKind {
 }
 
 /// The candidates of a single signal, in its own order and with its own scores.
-pub fn single(lexical: &[ScoredChunk], semantic: &[ScoredChunk]) -> Vec<Candidate> {
-    let ranked = |list: &[ScoredChunk]| list.iter().enumerate().map(|(i, h)| (h.chunk, i as u32 + 1, h.score)).collect::<Vec<_>>();
-    let mut out: Vec<Candidate> = ranked(lexical)
-        .into_iter()
-        .map(|(chunk, rank, score)| Candidate { score, lexical: Some((rank, score)), contributions: (score, 0.0), ..Candidate::new(chunk) })
+pub fn single(lexical: &[LexicalHit], semantic: &[ScoredChunk]) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = lexical
+        .iter()
+        .zip(1..)
+        .map(|(h, rank)| Candidate {
+            score: h.score,
+            lexical: Some((rank, h.score)),
+            lexical_document_score: h.document_score,
+            contributions: (h.score, 0.0),
+            ..Candidate::new(h.chunk)
+        })
         .collect();
-    out.extend(ranked(semantic).into_iter().map(|(chunk, rank, score)| Candidate {
-        score,
-        semantic: Some((rank, score)),
-        contributions: (0.0, score),
-        ..Candidate::new(chunk)
+    out.extend(semantic.iter().zip(1..).map(|(h, rank)| Candidate {
+        score: h.score,
+        semantic: Some((rank, h.score)),
+        contributions: (0.0, h.score),
+        ..Candidate::new(h.chunk)
     }));
     out
 }
 
 /// Fuses the two lists (each best first) into one, best first.
-pub fn fuse(lexical: &[ScoredChunk], semantic: &[ScoredChunk], options: &SearchOptions) -> Vec<Candidate> {
+pub fn fuse(lexical: &[LexicalHit], semantic: &[ScoredChunk], options: &SearchOptions) -> Vec<Candidate> {
     let mut by_chunk: HashMap<u32, Candidate> = HashMap::new();
     for (i, hit) in lexical.iter().enumerate() {
-        by_chunk.entry(hit.chunk).or_insert_with(|| empty(hit.chunk)).lexical = Some((i as u32 + 1, hit.score));
+        let candidate = by_chunk.entry(hit.chunk).or_insert_with(|| empty(hit.chunk));
+        candidate.lexical = Some((i as u32 + 1, hit.score));
+        candidate.lexical_document_score = hit.document_score;
     }
     for (i, hit) in semantic.iter().enumerate() {
         by_chunk.entry(hit.chunk).or_insert_with(|| empty(hit.chunk)).semantic = Some((i as u32 + 1, hit.score));
@@ -87,8 +99,8 @@ pub fn fuse(lexical: &[ScoredChunk], semantic: &[ScoredChunk], options: &SearchO
             }
         }
         Fusion::Weighted => {
-            let lexical_range = range(lexical);
-            let semantic_range = range(semantic);
+            let lexical_range = range(lexical.iter().map(|h| h.score));
+            let semantic_range = range(semantic.iter().map(|h| h.score));
             let w = options.semantic_weight;
             for c in &mut fused {
                 let lex = c.lexical.map_or(0.0, |(_, s)| normalize(s, lexical_range));
@@ -106,8 +118,8 @@ fn empty(chunk: u32) -> Candidate {
     Candidate::new(chunk)
 }
 
-fn range(list: &[ScoredChunk]) -> (f32, f32) {
-    list.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), h| (lo.min(h.score), hi.max(h.score)))
+fn range(scores: impl Iterator<Item = f32>) -> (f32, f32) {
+    scores.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), s| (lo.min(s), hi.max(s)))
 }
 
 fn normalize(score: f32, (lo, hi): (f32, f32)) -> f32 {
@@ -126,9 +138,13 @@ mod tests {
         chunks.iter().enumerate().map(|(i, &chunk)| ScoredChunk { chunk, score: 10.0 - i as f32 }).collect()
     }
 
+    fn lexical(chunks: &[u32]) -> Vec<LexicalHit> {
+        list(chunks).into_iter().map(|h| LexicalHit { chunk: h.chunk, score: h.score, document_score: 0.0 }).collect()
+    }
+
     #[test]
     fn rrf_rewards_agreement_and_keeps_single_signal_hits() {
-        let fused = fuse(&list(&[1, 2, 3]), &list(&[2, 4]), &SearchOptions::default());
+        let fused = fuse(&lexical(&[1, 2, 3]), &list(&[2, 4]), &SearchOptions::default());
         assert_eq!(fused.iter().map(|c| c.chunk).collect::<Vec<_>>(), vec![2, 1, 4, 3]);
         let top = &fused[0];
         assert_eq!(top.lexical, Some((2, 9.0)));
@@ -141,7 +157,7 @@ mod tests {
     #[test]
     fn weighted_fusion_normalizes_each_signal() {
         let options = SearchOptions { fusion: Fusion::Weighted, semantic_weight: 1.0, ..SearchOptions::default() };
-        let fused = fuse(&list(&[1, 2]), &list(&[3, 1]), &options);
+        let fused = fuse(&lexical(&[1, 2]), &list(&[3, 1]), &options);
         assert_eq!(fused[0].chunk, 3);
         assert!((fused[0].score - 1.0).abs() < 1e-6);
         assert_eq!(fused.last().unwrap().chunk, 2);

@@ -193,7 +193,7 @@ fn base_hit(
             page_to: chunk.pages.map(|p| p.1),
         },
         signals: Signals {
-            lexical: candidate.lexical.map(|(rank, score)| LexicalSignal { rank, score }),
+            lexical: candidate.lexical.map(|(rank, score)| LexicalSignal { rank, score, document_score: candidate.lexical_document_score }),
             semantic: candidate.semantic.map(|(rank, score)| SemanticSignal { rank, score, distance: 1.0 - score }),
         },
         retrieval_rank: (candidate.retrieval_rank > 0).then_some(candidate.retrieval_rank),

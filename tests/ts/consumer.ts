@@ -18,7 +18,7 @@ function describe(hit: SearchHit): string {
   const snippet: Snippet | undefined = hit.snippet;
   const snippetMarks = snippet?.highlights.map((h) => snippet.text.slice(h.start, h.end)) ?? [];
   const s: Signals = hit.signals;
-  const signals = [s.lexical?.rank, s.lexical?.score, s.semantic?.rank, s.semantic?.score, s.semantic?.distance];
+  const signals = [s.lexical?.rank, s.lexical?.score, s.lexical?.documentScore, s.semantic?.rank, s.semantic?.score, s.semantic?.distance];
   const explain: Explain | undefined = hit.explain;
   const terms = explain?.terms.map((t: ScoreTerm) => `${t.signal}#${t.rank}:${t.score}→${t.contribution}`) ?? [];
   const why = [explain?.foundBy.join("+"), explain?.method, explain?.recencyFactor, explain?.matchedTerms.join(" ")];
