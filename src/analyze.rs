@@ -3,7 +3,7 @@
 //! Words are found by Unicode word segmentation (UAX #29), then lower-cased, stripped of
 //! diacritics (NFD, combining marks removed), filtered against the Snowball English stop list
 //! (and, as in most BM25 tokenizers, single ASCII letters and digits) and stemmed with the
-//! Snowball English stemmer. Every token keeps the byte range of the word
+//! Snowball 3 English stemmer (Pagefind's `pagefind_stem`). Every token keeps the byte range of the word
 //! in the original text, so matches can be highlighted exactly where they occur.
 
 use pagefind_stem::{Algorithm, Stemmer};
@@ -128,6 +128,15 @@ mod tests {
     fn stems_folds_and_drops_stop_words() {
         let terms = analyzer().terms("The Runners were RUNNING to the Café");
         assert_eq!(terms, vec!["runner", "run", "cafe"]);
+    }
+
+    #[test]
+    fn stems_with_snowball_3() {
+        // Snowball 2 conflated these pairs; Snowball 3 keeps them apart.
+        for (a, b) in [("organic", "organ"), ("university", "universe"), ("international", "intern")] {
+            assert_ne!(analyzer().terms(a), analyzer().terms(b), "{a} / {b}");
+        }
+        assert_eq!(analyzer().terms("generously generous"), vec!["generous", "generous"]);
     }
 
     #[test]
