@@ -1,9 +1,9 @@
 // Query latency in V8 (Node, one thread), the engine Chromium runs: the query embedding of a
 // 16-token query, a whole hybrid search on 10k chunks, and the semantic retrieval alone (exact
-// scan against HNSW) at 1k, 10k and 100k vectors. Prints p50 and p95 and the machine's load.
+// scan of f32 and of int8 vectors against HNSW) at 1k, 10k and 100k vectors. Prints p50 and p95 and the machine's load.
 //
 // Usage: node bench/query.mjs BENCH_DIR MODEL_DIR
-//   BENCH_DIR: the index folders written by `cargo run --example bench_vectors` (flat-N, graph-N)
+//   BENCH_DIR: the index folders written by `cargo run --example bench_vectors` (flat-N, int8-N, graph-N)
 //   MODEL_DIR: an index's model/ folder (the web weights)
 import { readFileSync, existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -50,18 +50,18 @@ function withModel(index) {
 }
 
 console.log(`node ${process.version}, ${cpus()[0].model}, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-const ten = withModel(open(join(benchDir, "flat-10000")));
+const ten = withModel(open(join(benchDir, "int8-10000")));  // the default store
 time("query embedding, 16 tokens", 50, () => ten.embed(QUERY16));
 time("hybrid search, 10k chunks (embedding included)", 50, (i) => ten.search(QUERIES[i % QUERIES.length], { limit: 10 }));
 time("lexical search, 10k chunks", 200, (i) => ten.search(QUERIES[i % QUERIES.length], { limit: 10, mode: "lexical" }));
 
 const vectors = QUERIES.map((q) => Float32Array.from(ten.embed(q)));
 for (const n of [1000, 10000, 100000]) {
-  for (const kind of ["flat", "graph"]) {
+  for (const [kind, how] of [["flat", "exact SIMD scan, f32"], ["int8", "exact SIMD scan, int8"], ["graph", "HNSW"]]) {
     const dir = join(benchDir, `${kind}-${n}`);
     if (!existsSync(dir)) continue;
     const index = open(dir);
-    time(`semantic retrieval, ${n} vectors, ${kind === "flat" ? "exact SIMD scan" : "HNSW"}`, 100, (i) =>
+    time(`semantic retrieval, ${n} vectors, ${how}`, 100, (i) =>
       index.searchWithVector("", vectors[i % vectors.length], { limit: 10, mode: "semantic", highlight: false }));
     index.free();
   }

@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use cairn::index::lexical::{ChunkTerms, LexicalIndex};
-use cairn::index::vector::{GraphSettings, VectorIndex};
+use cairn::index::vector::{GraphSettings, Precision, VectorIndex};
 use cairn::index::{format, Index};
 
 fn main() {
@@ -47,7 +47,7 @@ fn main() {
                 flat.extend(perturb(v, 0.02, &mut rng));
             }
         }
-        let exact = VectorIndex::flat(vectors.model.clone(), flat.clone());
+        let exact = VectorIndex::flat(vectors.model.clone(), flat.clone(), Precision::F32);
         let started = Instant::now();
         let truth: Vec<Vec<u32>> = queries.iter().map(|q| exact.search_exact(q, 10, None).iter().map(|h| h.chunk).collect()).collect();
         let exact_ms = started.elapsed().as_secs_f64() * 1000.0 / queries.len() as f64;
@@ -68,19 +68,23 @@ fn main() {
                 settings.ef_search
             );
             if ef == efs[0] {
-                write_index(index, out, n, flat.clone(), Some(graph));
+                write_index(index, out, &format!("graph-{n}"), graph);
             }
         }
-        write_index(index, out, n, flat, None);
+        let int8 = VectorIndex::flat(vectors.model.clone(), flat.clone(), Precision::Int8);
+        let int8_truth: Vec<Vec<u32>> = queries.iter().map(|q| int8.search(q, 10, None).unwrap().iter().map(|h| h.chunk).collect()).collect();
+        let hits: usize = truth.iter().zip(&int8_truth).map(|(t, f)| f.iter().filter(|c| t.contains(c)).count()).sum();
+        println!("  int8 scan: recall@10 {:.4} against the f32 scan", hits as f64 / (10 * queries.len()) as f64);
+        write_index(index, out, &format!("int8-{n}"), int8);
+        write_index(index, out, &format!("flat-{n}"), exact);
     }
 }
 
-/// Writes an index of `n` chunks (texts reused from the source) with these vectors, flat or graph.
-fn write_index(source: &Index, out: &str, n: usize, flat: Vec<f32>, graph: Option<VectorIndex>) {
-    let kind = if graph.is_some() { "graph" } else { "flat" };
-    let dir = format!("{out}/{kind}-{n}");
+/// Writes an index of `n` chunks (texts reused from the source) with these vectors.
+fn write_index(source: &Index, out: &str, name: &str, vectors: VectorIndex) {
+    let n = vectors.len();
+    let dir = format!("{out}/{name}");
     std::fs::create_dir_all(&dir).unwrap();
-    let model = source.vectors.as_ref().unwrap().model.clone();
     // One document a chunk, so the cycled chunks stay grouped by document.
     let mut documents = Vec::with_capacity(n);
     let chunks: Vec<_> = (0..n)
@@ -104,7 +108,7 @@ fn write_index(source: &Index, out: &str, n: usize, flat: Vec<f32>, graph: Optio
         chunks,
         Vec::new(),
         LexicalIndex::build(source.settings.bm25, terms),
-        Some(graph.unwrap_or_else(|| VectorIndex::flat(model, flat))),
+        Some(vectors),
     );
     std::fs::write(format!("{dir}/index.cairn"), format::write(&index).unwrap()).unwrap();
 }

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::lexical::{ChunkTerms, LexicalIndex};
-use super::vector::{GraphSettings, ModelIdentity, VectorIndex};
+use super::vector::{GraphSettings, ModelIdentity, Precision, VectorIndex};
 use super::{indexed_text, Index, IndexSettings};
 use crate::embed::Embedder;
 use crate::error::Result;
@@ -17,6 +17,8 @@ pub struct VectorOptions<'a> {
     /// Build an HNSW graph from this many chunks on; fewer are scanned exactly.
     pub graph_from: usize,
     pub graph: GraphSettings,
+    /// How a scanned index stores its vectors.
+    pub precision: Precision,
     /// Chunks per model call.
     pub batch_size: usize,
 }
@@ -53,7 +55,7 @@ pub fn build(
             Some(if chunks.len() >= options.graph_from {
                 VectorIndex::graph(options.identity, flat, options.graph)
             } else {
-                VectorIndex::flat(options.identity, flat)
+                VectorIndex::flat(options.identity, flat, options.precision)
             })
         }
     };
