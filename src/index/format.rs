@@ -67,9 +67,10 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
             "the index file is damaged (checksum {actual:08x}, expected {stored:08x}); download or build it again"
         )));
     }
-    let index: Index = postcard::from_bytes(payload)
+    let mut index: Index = postcard::from_bytes(payload)
         .map_err(|e| Error::InvalidIndex(format!("the index payload cannot be decoded ({e}); rebuild it with this version of cairn")))?;
     validate(&index)?;
+    index.lexical.attach_documents(index.chunks.iter().map(|c| c.doc).collect());
     Ok(index)
 }
 
@@ -93,7 +94,7 @@ fn validate(index: &Index) -> Result<()> {
     if index.links.iter().any(|l| l.from as usize >= index.documents.len() || l.to as usize >= index.documents.len()) {
         return fail("a link names a document the index does not have".into());
     }
-    if let Err(m) = index.lexical.validate(index.chunks.iter().map(|c| c.doc)) {
+    if let Err(m) = index.lexical.validate(chunks) {
         return fail(m);
     }
     if let Some(vectors) = &index.vectors {

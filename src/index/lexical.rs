@@ -39,13 +39,31 @@ pub struct LexicalIndex {
     idf: Vec<f32>,
     document_idf: Vec<f32>,
     postings: Vec<Postings>,
-    /// Length of every chunk in terms, and the document each chunk belongs to (ascending).
+    /// Length of every chunk in terms.
     chunk_lengths: Vec<u32>,
-    chunk_documents: Vec<u32>,
     average_length: f32,
+    /// Which document each chunk belongs to, and the documents' lengths: derived from the
+    /// index's chunks when the index is built or read, not stored twice.
+    #[serde(skip)]
+    documents: Documents,
+}
+
+#[derive(Debug, Default)]
+struct Documents {
+    of_chunk: Vec<u32>,
     /// Length of every document in terms (the sum of its chunks').
-    document_lengths: Vec<u32>,
-    average_document_length: f32,
+    lengths: Vec<u32>,
+    average_length: f32,
+}
+
+impl Documents {
+    fn new(of_chunk: Vec<u32>, chunk_lengths: &[u32]) -> Self {
+        let mut lengths = vec![0u32; of_chunk.last().map_or(0, |&d| d as usize + 1)];
+        for (&document, &length) in of_chunk.iter().zip(chunk_lengths) {
+            lengths[document as usize] += length;
+        }
+        Documents { average_length: average(&lengths), lengths, of_chunk }
+    }
 }
 
 /// A chunk's BM25 score for a query: its passage score plus its document's.
@@ -86,40 +104,31 @@ impl LexicalIndex {
                 postings.freqs.push(freq);
             }
         }
-        let document_count = chunk_documents.last().map_or(0, |&d| d as usize + 1);
-        let mut document_lengths = vec![0u32; document_count];
-        for (&document, &length) in chunk_documents.iter().zip(&chunk_lengths) {
-            document_lengths[document as usize] += length;
-        }
+        let documents = Documents::new(chunk_documents, &chunk_lengths);
         let (terms, postings): (Vec<String>, Vec<Postings>) = by_term.into_iter().unzip();
         let idf = postings.iter().map(|p| bm25_idf(chunk_lengths.len(), p.freqs.len())).collect();
         let document_idf = postings
             .iter()
             .map(|p| {
-                let mut documents = 0;
+                let mut found = 0;
                 let mut previous = None;
                 for chunk in p.chunks() {
-                    let document = Some(chunk_documents[chunk as usize]);
+                    let document = Some(documents.of_chunk[chunk as usize]);
                     if document != previous {
-                        documents += 1;
+                        found += 1;
                         previous = document;
                     }
                 }
-                bm25_idf(document_count, documents)
+                bm25_idf(documents.lengths.len(), found)
             })
             .collect();
-        LexicalIndex {
-            params,
-            terms,
-            idf,
-            document_idf,
-            postings,
-            average_length: average(&chunk_lengths),
-            chunk_lengths,
-            chunk_documents,
-            average_document_length: average(&document_lengths),
-            document_lengths,
-        }
+        LexicalIndex { params, terms, idf, document_idf, postings, average_length: average(&chunk_lengths), chunk_lengths, documents }
+    }
+
+    /// Gives an index read from a file its chunk → document table (`of_chunk[c]`: the document of
+    /// chunk `c`, ascending), which the file stores once, with the chunks. Call after `validate`.
+    pub fn attach_documents(&mut self, of_chunk: Vec<u32>) {
+        self.documents = Documents::new(of_chunk, &self.chunk_lengths);
     }
 
     pub fn chunk_count(&self) -> usize {
@@ -134,20 +143,10 @@ impl LexicalIndex {
         self.params
     }
 
-    /// Checks what the file format cannot: that every array agrees with the others and with
-    /// the document each chunk says it belongs to.
-    pub fn validate(&self, chunk_documents: impl ExactSizeIterator<Item = u32>) -> Result<(), String> {
-        let chunk_count = chunk_documents.len();
+    /// Checks what the file format cannot: that every array agrees with the others.
+    pub fn validate(&self, chunk_count: usize) -> Result<(), String> {
         if self.chunk_lengths.len() != chunk_count {
             return Err(format!("lexical index covers {} chunks, the index has {chunk_count}", self.chunk_lengths.len()));
-        }
-        if !chunk_documents.eq(self.chunk_documents.iter().copied()) {
-            return Err("lexical index assigns chunks to other documents than the index does".into());
-        }
-        if self.chunk_documents.windows(2).any(|w| w[0] > w[1])
-            || self.chunk_documents.last().map_or(0, |&d| d as usize + 1) != self.document_lengths.len()
-        {
-            return Err("lexical index document table does not match its chunks".into());
         }
         if [self.idf.len(), self.document_idf.len(), self.postings.len()].iter().any(|&n| n != self.terms.len()) {
             return Err("lexical index term tables differ in length".into());
@@ -176,7 +175,7 @@ impl LexicalIndex {
     /// of its chunks).
     pub fn search(&self, query_terms: &[String], limit: usize, allowed: Option<&[bool]>) -> Vec<LexicalHit> {
         let mut passage_scores = vec![0f32; self.chunk_lengths.len()];
-        let mut document_scores = vec![0f32; self.document_lengths.len()];
+        let mut document_scores = vec![0f32; self.documents.lengths.len()];
         let mut touched = Vec::new();
         for term in query_terms {
             let Ok(t) = self.terms.binary_search(term) else { continue };
@@ -185,13 +184,13 @@ impl LexicalIndex {
             let mut document: Option<(u32, u32)> = None;
             let mut add_document = |document: Option<(u32, u32)>| {
                 if let Some((d, freq)) = document {
-                    let length = self.document_lengths[d as usize] as f32;
+                    let length = self.documents.lengths[d as usize] as f32;
                     document_scores[d as usize] +=
-                        self.bm25(self.document_idf[t], freq, length, self.average_document_length);
+                        self.bm25(self.document_idf[t], freq, length, self.documents.average_length);
                 }
             };
             for (chunk, freq) in postings.chunks().zip(postings.freqs.iter().copied()) {
-                let d = self.chunk_documents[chunk as usize];
+                let d = self.documents.of_chunk[chunk as usize];
                 match &mut document {
                     Some((current, total)) if *current == d => *total += freq,
                     _ => add_document(document.replace((d, freq))),
@@ -211,7 +210,7 @@ impl LexicalIndex {
         let mut hits: Vec<LexicalHit> = touched
             .into_iter()
             .map(|chunk| {
-                let document_score = document_scores[self.chunk_documents[chunk as usize] as usize];
+                let document_score = document_scores[self.documents.of_chunk[chunk as usize] as usize];
                 LexicalHit { chunk, score: passage_scores[chunk as usize] + document_score, document_score }
             })
             .collect();
@@ -279,9 +278,8 @@ mod tests {
         assert!((hits[1].score - expected).abs() < 1e-5, "{} vs {expected}", hits[1].score);
         assert!(index.search(&query("zebra"), 10, None).is_empty());
         assert_eq!(index.search(&query("apple"), 10, Some(&[true, false, true])).len(), 1);
-        assert!(index.validate([0, 1, 2].into_iter()).is_ok());
-        assert!(index.validate([0, 1].into_iter()).is_err());
-        assert!(index.validate([0, 0, 1].into_iter()).is_err());
+        assert!(index.validate(3).is_ok());
+        assert!(index.validate(2).is_err());
     }
 
     #[test]
@@ -304,5 +302,16 @@ mod tests {
         let filtered = index.search(&query("apple pie"), 10, Some(&[true, false, true, true]));
         assert_eq!(filtered.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![2, 0]);
         assert_eq!(filtered[0].score, hits[1].score);
+    }
+
+    #[test]
+    fn a_stored_index_scores_the_same_once_its_documents_are_attached() {
+        let built = LexicalIndex::build(
+            Bm25Params::default(),
+            chunks(&[(0, "apple orchard"), (0, "apple pie"), (1, "apple pie"), (2, "pear")]),
+        );
+        let mut read: LexicalIndex = postcard::from_bytes(&postcard::to_allocvec(&built).unwrap()).unwrap();
+        read.attach_documents(vec![0, 0, 1, 2]);
+        assert_eq!(read.search(&query("apple pie"), 10, None), built.search(&query("apple pie"), 10, None));
     }
 }
