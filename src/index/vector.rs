@@ -273,22 +273,8 @@ pub fn dot_i8(a: &[f32], b: &[i8]) -> f32 {
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
-        dot_i8_lanes(a, b)
+        dot_lanes(a, b)
     }
-}
-
-#[cfg(any(test, not(all(target_arch = "wasm32", target_feature = "simd128"))))]
-fn dot_i8_lanes(a: &[f32], b: &[i8]) -> f32 {
-    let mut acc = [0f32; 16];
-    let (a_body, a_tail) = a.split_at(a.len() - a.len() % 16);
-    let (b_body, b_tail) = b.split_at(a_body.len());
-    for (x, y) in a_body.chunks_exact(16).zip(b_body.chunks_exact(16)) {
-        for i in 0..16 {
-            acc[i] += x[i] * y[i] as f32;
-        }
-    }
-    let b_tail: Vec<f32> = b_tail.iter().map(|&y| y as f32).collect();
-    finish(acc, a_tail, &b_tail)
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -308,8 +294,7 @@ fn dot_i8_simd128(a: &[f32], b: &[i8]) -> f32 {
             acc[lane] = f32x4_add(acc[lane], f32x4_mul(xv, f32x4_convert_i32x4(ints[lane])));
         }
     }
-    let b_tail: Vec<f32> = b_tail.iter().map(|&y| y as f32).collect();
-    finish(lanes_of(acc), a_tail, &b_tail)
+    finish(lanes_of(acc), a_tail, b_tail)
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -325,14 +310,15 @@ fn lanes_of(acc: [core::arch::wasm32::v128; 4]) -> [f32; 16] {
     lanes
 }
 
+/// [`dot`] and [`dot_i8`] without SIMD intrinsics: the same 16 lanes, written on arrays.
 #[cfg(any(test, not(all(target_arch = "wasm32", target_feature = "simd128"))))]
-fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
+fn dot_lanes<T: Copy + Into<f32>>(a: &[f32], b: &[T]) -> f32 {
     let mut acc = [0f32; 16];
     let (a_body, a_tail) = a.split_at(a.len() - a.len() % 16);
     let (b_body, b_tail) = b.split_at(a_body.len());
     for (x, y) in a_body.chunks_exact(16).zip(b_body.chunks_exact(16)) {
         for i in 0..16 {
-            acc[i] += x[i] * y[i];
+            acc[i] += x[i] * y[i].into();
         }
     }
     finish(acc, a_tail, b_tail)
@@ -358,7 +344,7 @@ fn dot_simd128(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Adds the 16 lane sums pairwise, then the tail, in one fixed order.
-fn finish(mut acc: [f32; 16], a_tail: &[f32], b_tail: &[f32]) -> f32 {
+fn finish<T: Copy + Into<f32>>(mut acc: [f32; 16], a_tail: &[f32], b_tail: &[T]) -> f32 {
     let mut width = 8;
     while width > 0 {
         for i in 0..width {
@@ -366,7 +352,7 @@ fn finish(mut acc: [f32; 16], a_tail: &[f32], b_tail: &[f32]) -> f32 {
         }
         width /= 2;
     }
-    acc[0] + a_tail.iter().zip(b_tail).map(|(x, y)| x * y).sum::<f32>()
+    acc[0] + a_tail.iter().zip(b_tail).map(|(x, &y)| x * y.into()).sum::<f32>()
 }
 
 #[cfg(test)]
@@ -406,8 +392,8 @@ mod tests {
         let a: Vec<f32> = (0..37).map(|i| i as f32 * 0.5).collect();
         let b: Vec<i8> = (0..37).map(|i| (i * 7 - 120) as i8).collect();
         let naive: f64 = a.iter().zip(&b).map(|(x, y)| (*x as f64) * (*y as f64)).sum();
-        assert!((dot_i8_lanes(&a, &b) as f64 - naive).abs() < 1e-2 * naive.abs().max(1.0));
-        assert_eq!(dot_i8(&a, &b), dot_i8_lanes(&a, &b));
+        assert!((dot_lanes(&a, &b) as f64 - naive).abs() < 1e-2 * naive.abs().max(1.0));
+        assert_eq!(dot_i8(&a, &b), dot_lanes(&a, &b));
     }
 
     #[test]
