@@ -1,7 +1,8 @@
-//! Chunking: cuts a document's sections into passages of at most `max_words` words, never across
-//! a heading. Blocks (paragraphs, list items, code blocks) are packed whole while they fit; a
-//! block too long for one chunk is cut at sentence boundaries (and a sentence too long, at word
-//! boundaries). Every chunk keeps its line range and the byte offset in the source where it
+//! Chunking: cuts a document's sections into passages of at most so many words and, when a model
+//! embeds them, no more tokens than the model reads (its title and headings counted), never
+//! across a heading. Blocks (paragraphs, list items, code blocks) are packed whole while they
+//! fit; a block too long for one chunk is cut at sentence boundaries (and a sentence too long, at
+//! word boundaries). Every chunk keeps its line range and the byte offset in the source where it
 //! starts, through each block's map from text offsets to source offsets.
 
 use unicode_segmentation::UnicodeSegmentation;
@@ -49,29 +50,93 @@ pub struct ChunkDraft {
     pub source_end: u64,
 }
 
-/// Cuts sections into chunks of at most `max_words` words. A section that needs n chunks is cut
-/// into n of about equal size, not n − 1 full ones and a scrap.
-pub fn chunk_sections(sections: &[Section], max_words: usize) -> Vec<ChunkDraft> {
-    let max_words = max_words.max(1);
+/// How much one chunk may hold: at most `words` words and, when a model embeds the chunks, at
+/// most `tokens.max` of the model's tokens, counting the title and headings the model reads with
+/// the chunk (see [`crate::index::heading_prefix`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkLimit<'a> {
+    pub words: usize,
+    pub tokens: Option<TokenLimit<'a>>,
+}
+
+/// A bound in a model's tokens, and how to count them (no special tokens; counts of texts joined
+/// by whitespace add up, as a BERT tokenizer's do).
+#[derive(Clone, Copy)]
+pub struct TokenLimit<'a> {
+    pub max: usize,
+    pub count: &'a (dyn Fn(&str) -> usize + Sync),
+}
+
+impl std::fmt::Debug for TokenLimit<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenLimit").field("max", &self.max).finish_non_exhaustive()
+    }
+}
+
+impl ChunkLimit<'_> {
+    pub fn words(words: usize) -> ChunkLimit<'static> {
+        ChunkLimit { words, tokens: None }
+    }
+}
+
+/// A size in both units (tokens stay 0 without a token limit).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Size {
+    words: usize,
+    tokens: usize,
+}
+
+impl std::ops::Add for Size {
+    type Output = Size;
+    fn add(self, other: Size) -> Size {
+        Size { words: self.words + other.words, tokens: self.tokens + other.tokens }
+    }
+}
+
+/// The bounds of one section's chunks: the most a chunk may hold, and the size aimed at.
+struct Bounds<'a> {
+    max: Size,
+    target: Size,
+    count: Option<&'a (dyn Fn(&str) -> usize + Sync)>,
+}
+
+impl Bounds<'_> {
+    fn size(&self, text: &str) -> Size {
+        Size { words: text.unicode_words().count(), tokens: self.count.map_or(0, |count| count(text)) }
+    }
+
+    fn fits(&self, size: Size) -> bool {
+        size.words <= self.max.words && size.tokens <= self.max.tokens
+    }
+
+    /// How full `size` makes a chunk, as a fraction of the target (the fuller unit counts).
+    fn fill(&self, size: Size) -> f64 {
+        (size.words as f64 / self.target.words as f64).max(size.tokens as f64 / self.target.tokens as f64)
+    }
+}
+
+/// Cuts sections into chunks within `limit`, never across a heading. A section that needs n
+/// chunks is cut into n of about equal size, not n − 1 full ones and a scrap. `title` is the
+/// document's, which the model reads with every chunk.
+pub fn chunk_sections(sections: &[Section], title: &str, limit: &ChunkLimit<'_>) -> Vec<ChunkDraft> {
     let mut out = Vec::new();
     for section in sections {
-        let total: usize = section.blocks.iter().map(|b| b.text.unicode_words().count()).sum();
-        let target = total.div_ceil(total.div_ceil(max_words).max(1)).max(1);
+        let bounds = section_bounds(section, title, limit);
         let mut pieces: Vec<Piece> = Vec::new();
         for block in &section.blocks {
-            split_block(block, target, max_words, &mut pieces);
+            split_block(block, &bounds, &mut pieces);
         }
         let mut current: Vec<Piece> = Vec::new();
-        let mut words = 0;
+        let mut size = Size::default();
         for piece in pieces {
-            let over_max = words + piece.words > max_words;
+            let next = size + piece.size;
             // Past the target, add the piece only if that lands nearer the target than stopping.
-            let over_target = words + piece.words > target && words + piece.words - target > target - words.min(target);
-            if !current.is_empty() && (over_max || over_target) {
+            let over_target = bounds.fill(next) > 1.0 && bounds.fill(next) - 1.0 > 1.0 - bounds.fill(size).min(1.0);
+            if !current.is_empty() && (!bounds.fits(next) || over_target) {
                 out.push(draft(section, std::mem::take(&mut current)));
-                words = 0;
+                size = Size::default();
             }
-            words += piece.words;
+            size = size + piece.size;
             current.push(piece);
         }
         if !current.is_empty() {
@@ -81,26 +146,44 @@ pub fn chunk_sections(sections: &[Section], max_words: usize) -> Vec<ChunkDraft>
     out
 }
 
+/// A section's bounds: the limit (less the tokens of the title and headings), and a target that
+/// cuts the section into as few chunks as fit, of equal size.
+fn section_bounds<'a>(section: &Section, title: &str, limit: &ChunkLimit<'a>) -> Bounds<'a> {
+    let max_tokens = limit.tokens.map_or(usize::MAX, |t| {
+        // However long the headings, a chunk keeps at least a quarter of the window for itself.
+        t.max.saturating_sub((t.count)(&crate::index::heading_prefix(title, &section.heading_path))).max(t.max / 4).max(1)
+    });
+    let mut bounds = Bounds {
+        max: Size { words: limit.words.max(1), tokens: max_tokens },
+        target: Size::default(),
+        count: limit.tokens.map(|t| t.count),
+    };
+    let total = section.blocks.iter().fold(Size::default(), |sum, b| sum + bounds.size(&b.text));
+    let chunks = total.words.div_ceil(bounds.max.words).max(total.tokens.div_ceil(bounds.max.tokens)).max(1);
+    bounds.target = Size { words: total.words.div_ceil(chunks).max(1), tokens: total.tokens.div_ceil(chunks).max(1) };
+    bounds
+}
+
 /// A part of a block that goes into one chunk whole.
 struct Piece {
     text: String,
-    words: usize,
+    size: Size,
     source_start: u64,
     source_end: u64,
     /// Whether the piece starts a new block (joined with a blank line) or continues one (a space).
     starts_block: bool,
 }
 
-/// Splits a block into pieces for packing: the whole block when it has at most `target` words,
-/// else its sentences, with any sentence longer than `max_words` cut every `target` words.
-fn split_block(block: &Block, target: usize, max_words: usize, out: &mut Vec<Piece>) {
+/// Splits a block into pieces for packing: the whole block when it is within the target, else
+/// its sentences, with any sentence over the limit cut at words as the target fills.
+fn split_block(block: &Block, bounds: &Bounds<'_>, out: &mut Vec<Piece>) {
     let text = block.text.trim_end();
     let start = text.len() - text.trim_start().len();
     if start >= text.len() {
         return;
     }
     let mut first = true;
-    let mut piece = |from: usize, to: usize| {
+    let mut piece = |from: usize, to: usize, size: Option<Size>| {
         let slice = &text[from..to];
         let lead = slice.len() - slice.trim_start().len();
         let slice = slice.trim();
@@ -109,37 +192,44 @@ fn split_block(block: &Block, target: usize, max_words: usize, out: &mut Vec<Pie
         }
         out.push(Piece {
             text: slice.to_string(),
-            words: slice.unicode_words().count(),
+            size: size.unwrap_or_else(|| bounds.size(slice)),
             source_start: block.source_offset(from + lead),
             source_end: block.source_offset(from + lead + slice.len()),
             starts_block: std::mem::replace(&mut first, false),
         });
     };
-    if text.unicode_words().count() <= target {
-        piece(start, text.len());
+    let whole = bounds.size(text);
+    if bounds.fill(whole) <= 1.0 {
+        piece(start, text.len(), Some(whole));
         return;
     }
     for (offset, sentence) in text.split_sentence_bound_indices() {
         if offset + sentence.len() <= start {
             continue;
         }
-        if sentence.unicode_words().count() <= max_words {
-            piece(offset, offset + sentence.len());
+        let size = bounds.size(sentence);
+        if bounds.fits(size) {
+            piece(offset, offset + sentence.len(), Some(size));
             continue;
         }
-        let cuts: Vec<usize> = sentence
-            .unicode_word_indices()
-            .enumerate()
-            .filter(|(i, _)| i % target == 0)
-            .map(|(_, (o, _))| offset + o)
-            .skip(1)
-            .chain([offset + sentence.len()])
-            .collect();
+        // Each word is measured with the spaces and punctuation before it (the last, with the
+        // rest of the sentence too), so the steps add up to the sentence.
         let mut from = offset;
-        for cut in cuts {
-            piece(from, cut);
-            from = cut;
+        let mut measured_to = offset;
+        let mut filled = Size::default();
+        let mut words = sentence.unicode_word_indices().map(|(o, w)| (offset + o, offset + o + w.len())).peekable();
+        while let Some((word_start, word_end)) = words.next() {
+            let end = if words.peek().is_none() { offset + sentence.len() } else { word_end };
+            let step = bounds.size(&text[measured_to..end]);
+            measured_to = end;
+            if filled != Size::default() && bounds.fill(filled + step) > 1.0 {
+                piece(from, word_start, None);
+                from = word_start;
+                filled = Size::default();
+            }
+            filled = filled + step;
         }
+        piece(from, offset + sentence.len(), None);
     }
 }
 
@@ -197,7 +287,7 @@ mod tests {
     #[test]
     fn packs_blocks_and_splits_long_ones_at_sentences() {
         let sections = [section(&["one two three", "four five", "six seven eight nine. Ten eleven twelve."])];
-        let chunks = chunk_sections(&sections, 5);
+        let chunks = chunk_sections(&sections, "", &ChunkLimit::words(5));
         let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(texts, vec!["one two three\n\nfour five", "six seven eight nine.", "Ten eleven twelve."]);
         // The third block starts at 13 + 2 + 9 + 2 = 26; its second sentence 22 bytes later.
@@ -209,10 +299,28 @@ mod tests {
     #[test]
     fn cuts_a_sentence_longer_than_a_chunk() {
         let sections = [section(&["a b c d e f g h"])];
-        let chunks = chunk_sections(&sections, 3);
+        let chunks = chunk_sections(&sections, "", &ChunkLimit::words(3));
         let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(texts, vec!["a b c", "d e f", "g h"]);
         assert_eq!(chunks[1].source_start, 6);
+    }
+
+    #[test]
+    fn a_token_limit_counts_the_title_and_headings_the_model_reads() {
+        // A stand-in tokenizer: every word and every punctuation mark is a token, as in BERT's.
+        let count = |text: &str| text.split_word_bounds().filter(|w| !w.trim().is_empty()).count();
+        let limit = ChunkLimit { words: 100, tokens: Some(TokenLimit { max: 8, count: &count }) };
+        // Title "T" and heading "H" take two tokens, so six remain for each chunk's text. The
+        // block's 13 tokens need three chunks: of about 5 tokens and 4 words each.
+        let sections = [section(&["a b c d e f g h i j. k l"])];
+        let chunks = chunk_sections(&sections, "T", &limit);
+        let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, vec!["a b c d", "e f g h", "i j. k l"]);
+        for chunk in &chunks {
+            assert!(count(&crate::index::heading_prefix("T", &chunk.heading_path)) + count(&chunk.text) <= 8, "{:?}", chunk.text);
+        }
+        // Without the token limit, the words bound alone keeps the block whole.
+        assert_eq!(chunk_sections(&sections, "T", &ChunkLimit::words(100)).len(), 1);
     }
 
     #[test]

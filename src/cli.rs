@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use cairn::chunk::{ChunkLimit, TokenLimit};
 use cairn::embed::{self, Embedder, ModelFiles};
 use cairn::hit::{Fusion, SearchHit, SearchMode, SearchOptions};
 use cairn::index::{build, format, vector, IndexSettings};
@@ -44,7 +45,8 @@ enum Command {
         /// Build a lexical-only index: no embeddings, no model.
         #[arg(long)]
         no_embed: bool,
-        /// The largest chunk, in words.
+        /// The largest chunk, in words. With a model, a chunk also fits the model's window (256
+        /// tokens, the title and headings it reads with the chunk included).
         #[arg(long, default_value_t = IndexSettings::default().chunk_words)]
         chunk_words: u32,
         /// Prefix of each file's URL (its path under the input folder follows).
@@ -64,8 +66,8 @@ enum Command {
         web_weights: WebWeights,
         /// Precision of the chunk vectors of a scanned index (i8: a quarter of the bytes); an
         /// index with a graph keeps f32.
-        #[arg(long, value_enum, default_value_t = VectorPrecision::I8)]
-        vectors: VectorPrecision,
+        #[arg(long, value_enum, default_value_t = vector::Precision::Int8)]
+        vectors: vector::Precision,
     },
     /// Search an index: human-readable hits, or SearchHit JSON with --json.
     Search {
@@ -152,12 +154,6 @@ enum WebWeights {
     F32,
 }
 
-#[derive(Clone, Copy, PartialEq, ValueEnum)]
-enum VectorPrecision {
-    I8,
-    F32,
-}
-
 #[derive(Clone, Copy, ValueEnum)]
 enum FusionArg {
     Rrf,
@@ -218,7 +214,7 @@ struct IndexArgs {
     graph_from: usize,
     batch_size: usize,
     web_weights: WebWeights,
-    vectors: VectorPrecision,
+    vectors: vector::Precision,
 }
 
 fn index(args: IndexArgs) -> Result<()> {
@@ -236,7 +232,13 @@ fn index(args: IndexArgs) -> Result<()> {
     let model = if args.no_embed { None } else { Some(load_source_model(&args.model)?) };
 
     let settings = IndexSettings { chunk_words: args.chunk_words, ..IndexSettings::default() };
-    let options = ingest::IngestOptions { chunk_words: args.chunk_words as usize, base_url: args.base_url.clone() };
+    let counter = model.as_ref().map(|(embedder, _)| embedder.token_counter()).transpose()?;
+    let count_tokens = |text: &str| counter.as_ref().map_or(0, |c| c.count(text));
+    let chunk_limit = ChunkLimit {
+        words: args.chunk_words as usize,
+        tokens: counter.as_ref().map(|c| TokenLimit { max: c.window(), count: &count_tokens }),
+    };
+    let options = ingest::IngestOptions { chunk_limit, base_url: args.base_url.clone() };
     let bar = progress_bar(files.len() as u64, "reading");
     let ingested = ingest::ingest(&files, &options, || bar.inc(1));
     bar.finish_and_clear();
@@ -260,10 +262,7 @@ fn index(args: IndexArgs) -> Result<()> {
                 },
                 graph_from: args.graph_from,
                 graph: vector::GraphSettings::default(),
-                precision: match args.vectors {
-                    VectorPrecision::I8 => vector::Precision::Int8,
-                    VectorPrecision::F32 => vector::Precision::F32,
-                },
+                precision: args.vectors,
                 batch_size: args.batch_size,
             })
         }

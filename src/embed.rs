@@ -8,7 +8,7 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use sha2::{Digest, Sha256};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{PaddingParams, PaddingStrategy, PostProcessor, Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
 
@@ -79,6 +79,15 @@ impl Embedder {
         self.dimension
     }
 
+    /// A counter of this model's tokens, for cutting chunks the model reads whole.
+    pub fn token_counter(&self) -> Result<TokenCounter> {
+        let mut tokenizer = self.tokenizer.clone();
+        tokenizer.with_truncation(None).map_err(|e| Error::Model(format!("cannot unset truncation: {e}")))?;
+        tokenizer.with_padding(None);
+        let special = tokenizer.get_post_processor().map_or(0, |p| p.added_tokens(false));
+        Ok(TokenCounter { tokenizer, window: MAX_TOKENS - special })
+    }
+
     /// SHA-256 (hex) of the weights file this embedder was loaded from.
     pub fn weights_sha256(&self) -> &str {
         &self.weights_sha256
@@ -115,6 +124,24 @@ impl Embedder {
         let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
         let normalized = mean.broadcast_div(&norms)?;
         Ok(normalized.to_vec2::<f32>()?)
+    }
+}
+
+/// Counts a text's tokens as the model's tokenizer cuts them, without truncation or special
+/// tokens; `window` is how many a text may have before the model cuts it off.
+pub struct TokenCounter {
+    tokenizer: Tokenizer,
+    window: usize,
+}
+
+impl TokenCounter {
+    pub fn count(&self, text: &str) -> usize {
+        // A text the tokenizer cannot take counts one token a byte: never too few.
+        self.tokenizer.encode(text, false).map_or(text.len(), |e| e.len())
+    }
+
+    pub fn window(&self) -> usize {
+        self.window
     }
 }
 

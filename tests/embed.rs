@@ -157,3 +157,35 @@ fn a_hit_found_by_meaning_gets_the_closest_sentence_as_its_match() {
     let sentence = String::from_utf16(&units[start..start + length]).unwrap();
     assert_eq!(sentence, "The espresso bars of Tokyo open early and serve strong coffee.");
 }
+
+#[test]
+fn with_a_model_every_chunk_fits_the_models_window() {
+    // One record of 192 words of dense terminology: under the 400-word bound below, but several
+    // tokens a word, so the model's 256-token window decides the cuts.
+    let dir = tempfile::tempdir().unwrap();
+    let sentence = "Immunohistochemical characterization of hepatocellular carcinomas after radiofrequency thermoablation.";
+    let text = vec![sentence; 24].join(" ");
+    let record = serde_json::json!({ "_id": "r1", "title": "Pharmacokinetics of antiretroviral prophylaxis", "text": text });
+    let corpus = dir.path().join("corpus.jsonl");
+    std::fs::write(&corpus, format!("{record}\n")).unwrap();
+    let build = |out: &Path, extra: &[&str]| {
+        let status = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["index", corpus.to_str().unwrap(), "--out", out.to_str().unwrap(), "--chunk-words", "400"])
+            .args(["--model", model_dir().to_str().unwrap()])
+            .args(extra)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        cairn::index::format::read(&std::fs::read(out.join("index.cairn")).unwrap()).unwrap()
+    };
+    let index = build(&dir.path().join("embedded"), &[]);
+    let counter = Embedder::load(ModelFiles::read_dir(&model_dir()).unwrap()).unwrap().token_counter().unwrap();
+    assert_eq!(counter.window(), 254, "256 less [CLS] and [SEP]");
+    assert!(index.chunks.len() >= 3, "{} chunks", index.chunks.len());
+    for chunk in &index.chunks {
+        let tokens = counter.count(&cairn::index::indexed_text(&index.documents[0], chunk));
+        assert!(tokens <= counter.window(), "chunk {} has {tokens} tokens", chunk.chunk_index);
+    }
+    // Without a model, the word bound alone keeps the record whole.
+    assert_eq!(build(&dir.path().join("lexical"), &["--no-embed"]).chunks.len(), 1);
+}

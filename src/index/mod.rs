@@ -182,17 +182,21 @@ impl Index {
     }
 }
 
-/// The text the lexical index sees for a chunk: the document title, the heading path and the
-/// body, so a title word counts as a body word does (one field, as in plain BM25).
-pub fn indexed_text(document: &Document, chunk: &Chunk) -> String {
-    let mut text = String::with_capacity(document.title.len() + chunk.text.len() + 16);
-    text.push_str(&document.title);
-    for heading in &chunk.heading_path {
-        if heading != &document.title {
-            text.push('\n');
-            text.push_str(heading);
-        }
+/// What the index (words and model) reads before a chunk's text: the document title and the
+/// headings above the chunk (a heading equal to the title once), one a line.
+pub fn heading_prefix(title: &str, heading_path: &[String]) -> String {
+    let mut prefix = title.to_string();
+    for heading in heading_path.iter().filter(|h| *h != title) {
+        prefix.push('\n');
+        prefix.push_str(heading);
     }
+    prefix
+}
+
+/// The text the lexical index and the model see for a chunk: the document title, the heading
+/// path and the body, so a title word counts as a body word does (one field, as in plain BM25).
+pub fn indexed_text(document: &Document, chunk: &Chunk) -> String {
+    let mut text = heading_prefix(&document.title, &chunk.heading_path);
     text.push('\n');
     text.push_str(&chunk.text);
     text

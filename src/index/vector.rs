@@ -49,11 +49,13 @@ enum Store {
     Int8 { values: Vec<i8>, scales: Vec<f32> },
 }
 
-/// How a scanned (graphless) index stores its vectors.
+/// How a scanned (graphless) index stores its vectors (`cairn index --vectors i8|f32`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
 pub enum Precision {
     /// 8 bits a component and a scale per vector: a quarter of the bytes, cosine within 0.01.
     #[default]
+    #[cfg_attr(not(target_arch = "wasm32"), value(name = "i8"))]
     Int8,
     F32,
 }
@@ -256,7 +258,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     debug_assert_eq!(a.len(), b.len());
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
-        dot_simd128(a, b)
+        simd::dot(a, b, simd::f32s)
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
@@ -269,45 +271,12 @@ pub fn dot_i8(a: &[f32], b: &[i8]) -> f32 {
     debug_assert_eq!(a.len(), b.len());
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
-        dot_i8_simd128(a, b)
+        simd::dot(a, b, simd::i8s)
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
         dot_lanes(a, b)
     }
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-fn dot_i8_simd128(a: &[f32], b: &[i8]) -> f32 {
-    use core::arch::wasm32::*;
-    let (a_body, a_tail) = a.split_at(a.len() - a.len() % 16);
-    let (b_body, b_tail) = b.split_at(a_body.len());
-    let mut acc = [f32x4_splat(0.0); 4];
-    for (x, y) in a_body.chunks_exact(16).zip(b_body.chunks_exact(16)) {
-        // SAFETY: `y` has 16 i8s (one v128) and `x` 16 f32s (four); v128_load has no alignment
-        // requirement.
-        let bytes = unsafe { v128_load(y.as_ptr() as *const v128) };
-        let (low, high) = (i16x8_extend_low_i8x16(bytes), i16x8_extend_high_i8x16(bytes));
-        let ints = [i32x4_extend_low_i16x8(low), i32x4_extend_high_i16x8(low), i32x4_extend_low_i16x8(high), i32x4_extend_high_i16x8(high)];
-        for lane in 0..4 {
-            let xv = unsafe { v128_load(x.as_ptr().add(lane * 4) as *const v128) };
-            acc[lane] = f32x4_add(acc[lane], f32x4_mul(xv, f32x4_convert_i32x4(ints[lane])));
-        }
-    }
-    finish(lanes_of(acc), a_tail, b_tail)
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-fn lanes_of(acc: [core::arch::wasm32::v128; 4]) -> [f32; 16] {
-    use core::arch::wasm32::*;
-    let mut lanes = [0f32; 16];
-    for lane in 0..4 {
-        lanes[lane * 4] = f32x4_extract_lane::<0>(acc[lane]);
-        lanes[lane * 4 + 1] = f32x4_extract_lane::<1>(acc[lane]);
-        lanes[lane * 4 + 2] = f32x4_extract_lane::<2>(acc[lane]);
-        lanes[lane * 4 + 3] = f32x4_extract_lane::<3>(acc[lane]);
-    }
-    lanes
 }
 
 /// [`dot`] and [`dot_i8`] without SIMD intrinsics: the same 16 lanes, written on arrays.
@@ -324,23 +293,54 @@ fn dot_lanes<T: Copy + Into<f32>>(a: &[f32], b: &[T]) -> f32 {
     finish(acc, a_tail, b_tail)
 }
 
+/// [`dot`] and [`dot_i8`] in `simd128` registers: the 16 lanes of [`dot_lanes`] as four `f32x4`.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-fn dot_simd128(a: &[f32], b: &[f32]) -> f32 {
+mod simd {
     use core::arch::wasm32::*;
-    let (a_body, a_tail) = a.split_at(a.len() - a.len() % 16);
-    let (b_body, b_tail) = b.split_at(a_body.len());
-    let mut acc = [f32x4_splat(0.0); 4];
-    for (x, y) in a_body.chunks_exact(16).zip(b_body.chunks_exact(16)) {
-        for lane in 0..4 {
-            // SAFETY: each chunk has 16 f32s, so offsets 0, 4, 8 and 12 each start four in bounds;
-            // v128_load has no alignment requirement.
-            let (xv, yv) = unsafe {
-                (v128_load(x.as_ptr().add(lane * 4) as *const v128), v128_load(y.as_ptr().add(lane * 4) as *const v128))
-            };
-            acc[lane] = f32x4_add(acc[lane], f32x4_mul(xv, yv));
+
+    /// `a · b`, where `widen` loads 16 components of `b` as four `f32x4`.
+    #[inline(always)]
+    pub(super) fn dot<T: Copy + Into<f32>>(a: &[f32], b: &[T], widen: impl Fn(&[T]) -> [v128; 4]) -> f32 {
+        let (a_body, a_tail) = a.split_at(a.len() - a.len() % 16);
+        let (b_body, b_tail) = b.split_at(a_body.len());
+        let mut acc = [f32x4_splat(0.0); 4];
+        for (x, y) in a_body.chunks_exact(16).zip(b_body.chunks_exact(16)) {
+            let y = widen(y);
+            for lane in 0..4 {
+                // SAFETY: `x` has 16 f32s, so offsets 0, 4, 8 and 12 each start four in bounds;
+                // v128_load has no alignment requirement.
+                let xv = unsafe { v128_load(x.as_ptr().add(lane * 4) as *const v128) };
+                acc[lane] = f32x4_add(acc[lane], f32x4_mul(xv, y[lane]));
+            }
         }
+        let mut lanes = [0f32; 16];
+        for lane in 0..4 {
+            // SAFETY: `lanes` has room for four f32x4; v128_store has no alignment requirement.
+            unsafe { v128_store(lanes.as_mut_ptr().add(lane * 4) as *mut v128, acc[lane]) };
+        }
+        super::finish(lanes, a_tail, b_tail)
     }
-    finish(lanes_of(acc), a_tail, b_tail)
+
+    /// 16 f32s as four `f32x4`.
+    #[inline(always)]
+    pub(super) fn f32s(y: &[f32]) -> [v128; 4] {
+        // SAFETY: `dot` passes 16 f32s.
+        [0, 4, 8, 12].map(|i| unsafe { v128_load(y.as_ptr().add(i) as *const v128) })
+    }
+
+    /// 16 i8s widened to four `f32x4`.
+    #[inline(always)]
+    pub(super) fn i8s(y: &[i8]) -> [v128; 4] {
+        // SAFETY: `dot` passes 16 i8s, one v128.
+        let bytes = unsafe { v128_load(y.as_ptr() as *const v128) };
+        let (low, high) = (i16x8_extend_low_i8x16(bytes), i16x8_extend_high_i8x16(bytes));
+        [
+            f32x4_convert_i32x4(i32x4_extend_low_i16x8(low)),
+            f32x4_convert_i32x4(i32x4_extend_high_i16x8(low)),
+            f32x4_convert_i32x4(i32x4_extend_low_i16x8(high)),
+            f32x4_convert_i32x4(i32x4_extend_high_i16x8(high)),
+        ]
+    }
 }
 
 /// Adds the 16 lane sums pairwise, then the tail, in one fixed order.

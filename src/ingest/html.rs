@@ -68,6 +68,7 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
         .or(walker.first_h1.clone())
         .unwrap_or_else(|| file_stem(file));
     let meta = Value::Object(metadata);
+    let chunks = chunk_file(&walker.sections, &title, source, options);
     SourceDocument {
         document: Document {
             id: file.relative(),
@@ -78,7 +79,7 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
             updated: dates::from_fields(Some(&meta), &["article:modified_time", "last-modified", "updated"]),
             metadata: meta.as_object().filter(|m| !m.is_empty()).map(|_| meta.to_string()),
         },
-        chunks: chunk_file(&walker.sections, source, options),
+        chunks,
         links: walker.links,
     }
 }
@@ -216,11 +217,12 @@ fn collapse(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunk::ChunkLimit;
     use std::path::PathBuf;
 
     fn page(html: &str) -> SourceDocument {
         let file = InputFile { root: PathBuf::from("site"), path: PathBuf::from("site/guide/index.html") };
-        read(&file, html, &IngestOptions { chunk_words: 200, base_url: "/docs/".into() })
+        read(&file, html, &IngestOptions { chunk_limit: ChunkLimit::words(200), base_url: "/docs/".into() })
     }
 
     #[test]

@@ -55,8 +55,8 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> (Vec<Sou
         };
         let text = record.text.unwrap_or_default();
         let sections = [Section { heading_path: Vec::new(), anchor: None, blocks: vec![Block::verbatim(text, 0)] }];
-        let mut chunks = finish_chunks(chunk_sections(&sections, options.chunk_words), &|_| line_number);
         let title = record.title.unwrap_or_default();
+        let mut chunks = finish_chunks(chunk_sections(&sections, &title, &options.chunk_limit), &|_| line_number);
         if chunks.is_empty() && !title.trim().is_empty() {
             chunks.push(title_only_chunk(line_number));
         }

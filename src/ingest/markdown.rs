@@ -25,6 +25,7 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
         .or(parsed.first_h1.clone())
         .unwrap_or_else(|| file_stem(file));
     let front = parsed.front_matter.as_ref();
+    let chunks = chunk_file(&parsed.sections, &title, source, options);
     SourceDocument {
         document: Document {
             id: file.relative(),
@@ -35,7 +36,7 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
             updated: dates::from_fields(front, &["updated", "updatedAt", "lastmod", "modified"]),
             metadata: parsed.front_matter.map(|m| m.to_string()),
         },
-        chunks: chunk_file(&parsed.sections, source, options),
+        chunks,
         links: parsed.links,
     }
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use globset::GlobSet;
 use rayon::prelude::*;
 
-use crate::chunk::{chunk_sections, ChunkDraft, LineIndex};
+use crate::chunk::{chunk_sections, ChunkDraft, ChunkLimit, LineIndex};
 use crate::error::{Error, Result};
 use crate::index::{Chunk, Document};
 
@@ -37,8 +37,9 @@ pub struct RawLink {
 }
 
 #[derive(Debug, Clone)]
-pub struct IngestOptions {
-    pub chunk_words: usize,
+pub struct IngestOptions<'a> {
+    /// How much text a chunk may hold.
+    pub chunk_limit: ChunkLimit<'a>,
     /// Prefix of every file's URL; the file's path under its input folder follows it.
     pub base_url: String,
 }
@@ -214,13 +215,19 @@ fn finish_paged_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32, page
 }
 
 /// A file's chunks, with line numbers from its own text (and pages, for paged sources).
-fn chunk_file(sections: &[crate::chunk::Section], source: &str, options: &IngestOptions) -> Vec<Chunk> {
-    chunk_paged_file(sections, source, options, None)
+fn chunk_file(sections: &[crate::chunk::Section], title: &str, source: &str, options: &IngestOptions) -> Vec<Chunk> {
+    chunk_paged_file(sections, title, source, options, None)
 }
 
-fn chunk_paged_file(sections: &[crate::chunk::Section], source: &str, options: &IngestOptions, page_starts: Option<&[u64]>) -> Vec<Chunk> {
+fn chunk_paged_file(
+    sections: &[crate::chunk::Section],
+    title: &str,
+    source: &str,
+    options: &IngestOptions,
+    page_starts: Option<&[u64]>,
+) -> Vec<Chunk> {
     let lines = LineIndex::new(source);
-    finish_paged_chunks(chunk_sections(sections, options.chunk_words), &|o| lines.line_of(o), page_starts)
+    finish_paged_chunks(chunk_sections(sections, title, &options.chunk_limit), &|o| lines.line_of(o), page_starts)
 }
 
 /// The file's URL: `--base-url` and its path under the input folder; a site's `index.html`

@@ -33,17 +33,19 @@ pub fn read(file: &InputFile, bytes: &[u8], options: &IngestOptions) -> Result<S
         offset += paragraph.len() + 2;
     }
     let sections = [Section { heading_path: Vec::new(), anchor: None, blocks }];
+    let title = file_stem(file);
+    let chunks = chunk_paged_file(&sections, &title, &text, options, Some(&page_starts));
     Ok(SourceDocument {
         document: Document {
             id: file.relative(),
             doc_type: DocType::Pdf,
-            title: file_stem(file),
+            title,
             url: file_url(file, options),
             metadata: Some(serde_json::json!({ "pages": pages.len() }).to_string()),
             created: None,
             updated: None,
         },
-        chunks: chunk_paged_file(&sections, &text, options, Some(&page_starts)),
+        chunks,
         links: Vec::new(),
     })
 }

@@ -23,17 +23,19 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
         blocks.push(Block::verbatim(source[s..].to_string(), s as u64));
     }
     let sections = [Section { heading_path: Vec::new(), anchor: None, blocks }];
+    let title = file_stem(file);
+    let chunks = chunk_file(&sections, &title, source, options);
     SourceDocument {
         document: Document {
             id: file.relative(),
             doc_type: DocType::Text,
-            title: file_stem(file),
+            title,
             url: file_url(file, options),
             metadata: None,
             created: None,
             updated: None,
         },
-        chunks: chunk_file(&sections, source, options),
+        chunks,
         links: Vec::new(),
     }
 }
