@@ -109,9 +109,15 @@ impl Bounds<'_> {
         size.words <= self.max.words && size.tokens <= self.max.tokens
     }
 
-    /// How full `size` makes a chunk, as a fraction of the target (the fuller unit counts).
-    fn fill(&self, size: Size) -> f64 {
-        (size.words as f64 / self.target.words as f64).max(size.tokens as f64 / self.target.tokens as f64)
+    /// How full `size` makes a chunk, against the target (the fuller unit counts), scaled so
+    /// that the target is [`Bounds::full`]: integers, so ties are decided exactly.
+    fn fill(&self, size: Size) -> u128 {
+        let (w, t) = (self.target.words as u128, self.target.tokens as u128);
+        (size.words as u128 * t).max(size.tokens as u128 * w)
+    }
+
+    fn full(&self) -> u128 {
+        self.target.words as u128 * self.target.tokens as u128
     }
 }
 
@@ -131,7 +137,8 @@ pub fn chunk_sections(sections: &[Section], title: &str, limit: &ChunkLimit<'_>)
         for piece in pieces {
             let next = size + piece.size;
             // Past the target, add the piece only if that lands nearer the target than stopping.
-            let over_target = bounds.fill(next) > 1.0 && bounds.fill(next) - 1.0 > 1.0 - bounds.fill(size).min(1.0);
+            let (full, fill) = (bounds.full(), bounds.fill(next));
+            let over_target = fill > full && fill - full > full - bounds.fill(size).min(full);
             if !current.is_empty() && (!bounds.fits(next) || over_target) {
                 out.push(draft(section, std::mem::take(&mut current)));
                 size = Size::default();
@@ -199,7 +206,7 @@ fn split_block(block: &Block, bounds: &Bounds<'_>, out: &mut Vec<Piece>) {
         });
     };
     let whole = bounds.size(text);
-    if bounds.fill(whole) <= 1.0 {
+    if bounds.fill(whole) <= bounds.full() {
         piece(start, text.len(), Some(whole));
         return;
     }
@@ -222,7 +229,7 @@ fn split_block(block: &Block, bounds: &Bounds<'_>, out: &mut Vec<Piece>) {
             let end = if words.peek().is_none() { offset + sentence.len() } else { word_end };
             let step = bounds.size(&text[measured_to..end]);
             measured_to = end;
-            if filled != Size::default() && bounds.fill(filled + step) > 1.0 {
+            if filled != Size::default() && bounds.fill(filled + step) > bounds.full() {
                 piece(from, word_start, None);
                 from = word_start;
                 filled = Size::default();
