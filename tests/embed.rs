@@ -122,7 +122,7 @@ fn a_model_that_does_not_match_the_index_is_refused() {
     candle_core::safetensors::save(&tensors, &other).unwrap();
 
     let mut searcher = cairn::Searcher::from_bytes(&bytes).unwrap();
-    let error = searcher.load_model(files(std::fs::read(&other).unwrap())).err().expect("refused").to_string();
+    let error = searcher.load_model(files(std::fs::read(&other).unwrap())).expect_err("refused").to_string();
     assert!(error.contains("does not match the index"), "{error}");
     assert!(!searcher.model_ready());
     searcher.load_model(files(std::fs::read(out.path().join("model/model.safetensors")).unwrap())).unwrap();

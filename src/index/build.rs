@@ -81,7 +81,7 @@ fn resolve_links(documents: &[super::Document], raw: Vec<Vec<crate::ingest::RawL
             }
         }
     }
-    links.sort_by(|a, b| (a.from, a.to).cmp(&(b.from, b.to)));
+    links.sort_by_key(|a| (a.from, a.to));
     links.dedup_by(|a, b| a.from == b.from && a.to == b.to);
     links
 }
@@ -104,20 +104,6 @@ fn resolve_path(base: &str, target: &str) -> Option<String> {
         }
     }
     Some(parts.join("/"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::resolve_path;
-
-    #[test]
-    fn resolves_relative_links() {
-        assert_eq!(resolve_path("guide", "install.md#build").as_deref(), Some("guide/install.md"));
-        assert_eq!(resolve_path("guide", "../notes.txt").as_deref(), Some("notes.txt"));
-        assert_eq!(resolve_path("", "/guide/install.md").as_deref(), Some("guide/install.md"));
-        assert_eq!(resolve_path("", "../outside.md"), None);
-        assert_eq!(resolve_path("a", "https://example.org/x.md"), None);
-    }
 }
 
 /// Embeds texts in batches of similar length (less padding), returning the vectors in text
@@ -143,4 +129,18 @@ pub fn embed_all(
         progress(done, texts.len());
     }
     Ok(flat)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_path;
+
+    #[test]
+    fn resolves_relative_links() {
+        assert_eq!(resolve_path("guide", "install.md#build").as_deref(), Some("guide/install.md"));
+        assert_eq!(resolve_path("guide", "../notes.txt").as_deref(), Some("notes.txt"));
+        assert_eq!(resolve_path("", "/guide/install.md").as_deref(), Some("guide/install.md"));
+        assert_eq!(resolve_path("", "../outside.md"), None);
+        assert_eq!(resolve_path("a", "https://example.org/x.md"), None);
+    }
 }

@@ -112,7 +112,7 @@ impl VectorIndex {
         let (hnsw, point_of_chunk) = Hnsw::<Embedding>::builder()
             .ef_construction(settings.ef_construction)
             .ef_search(settings.ef_search)
-            .seed(0x6361_6972_6e)
+            .seed(0x0063_6169_726e)
             .build_hnsw(points);
         let mut chunk_of_point = vec![0u32; point_of_chunk.len()];
         for (chunk, pid) in point_of_chunk.iter().enumerate() {
