@@ -127,10 +127,10 @@ impl Bounds<'_> {
 pub fn chunk_sections(sections: &[Section], title: &str, limit: &ChunkLimit<'_>) -> Vec<ChunkDraft> {
     let mut out = Vec::new();
     for section in sections {
-        let bounds = section_bounds(section, title, limit);
+        let (bounds, block_sizes) = section_bounds(section, title, limit);
         let mut pieces: Vec<Piece> = Vec::new();
-        for block in &section.blocks {
-            split_block(block, &bounds, &mut pieces);
+        for (block, size) in section.blocks.iter().zip(block_sizes) {
+            split_block(block, size, &bounds, &mut pieces);
         }
         let mut current: Vec<Piece> = Vec::new();
         let mut size = Size::default();
@@ -154,8 +154,8 @@ pub fn chunk_sections(sections: &[Section], title: &str, limit: &ChunkLimit<'_>)
 }
 
 /// A section's bounds: the limit (less the tokens of the title and headings), and a target that
-/// cuts the section into as few chunks as fit, of equal size.
-fn section_bounds<'a>(section: &Section, title: &str, limit: &ChunkLimit<'a>) -> Bounds<'a> {
+/// cuts the section into as few chunks as fit, of equal size; and the size of each block.
+fn section_bounds<'a>(section: &Section, title: &str, limit: &ChunkLimit<'a>) -> (Bounds<'a>, Vec<Size>) {
     let max_tokens = limit.tokens.map_or(usize::MAX, |t| {
         // However long the headings, a chunk keeps at least a quarter of the window for itself.
         t.max.saturating_sub((t.count)(&crate::index::heading_prefix(title, &section.heading_path))).max(t.max / 4).max(1)
@@ -165,10 +165,11 @@ fn section_bounds<'a>(section: &Section, title: &str, limit: &ChunkLimit<'a>) ->
         target: Size::default(),
         count: limit.tokens.map(|t| t.count),
     };
-    let total = section.blocks.iter().fold(Size::default(), |sum, b| sum + bounds.size(&b.text));
+    let block_sizes: Vec<Size> = section.blocks.iter().map(|b| bounds.size(&b.text)).collect();
+    let total = block_sizes.iter().fold(Size::default(), |sum, &size| sum + size);
     let chunks = total.words.div_ceil(bounds.max.words).max(total.tokens.div_ceil(bounds.max.tokens)).max(1);
     bounds.target = Size { words: total.words.div_ceil(chunks).max(1), tokens: total.tokens.div_ceil(chunks).max(1) };
-    bounds
+    (bounds, block_sizes)
 }
 
 /// A part of a block that goes into one chunk whole.
@@ -181,9 +182,10 @@ struct Piece {
     starts_block: bool,
 }
 
-/// Splits a block into pieces for packing: the whole block when it is within the target, else
-/// its sentences, with any sentence over the limit cut at words as the target fills.
-fn split_block(block: &Block, bounds: &Bounds<'_>, out: &mut Vec<Piece>) {
+/// Splits a block (of size `whole`) into pieces for packing: the whole block when it is within
+/// the target, else its sentences, with any sentence over the limit cut at words as the target
+/// fills.
+fn split_block(block: &Block, whole: Size, bounds: &Bounds<'_>, out: &mut Vec<Piece>) {
     let text = block.text.trim_end();
     let start = text.len() - text.trim_start().len();
     if start >= text.len() {
@@ -205,7 +207,6 @@ fn split_block(block: &Block, bounds: &Bounds<'_>, out: &mut Vec<Piece>) {
             starts_block: std::mem::replace(&mut first, false),
         });
     };
-    let whole = bounds.size(text);
     if bounds.fill(whole) <= bounds.full() {
         piece(start, text.len(), Some(whole));
         return;
