@@ -9,13 +9,13 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use cairn::chunk::{ChunkLimit, TokenLimit};
 use cairn::embed::{self, Embedder, ModelFiles};
-use cairn::hit::{Fusion, SearchHit, SearchMode, SearchOptions};
+use cairn::hit::{ContextOptions, DocumentSearchOptions, Fusion, Options, SearchHit, SearchMode, SearchOptions};
 use cairn::index::{build, format, vector, IndexSettings};
 use cairn::{eval, ingest, Searcher};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 /// The index file inside an index folder.
 const INDEX_FILE: &str = "index.cairn";
@@ -47,7 +47,7 @@ enum Command {
         no_embed: bool,
         /// The largest chunk, in words. With a model, a chunk also fits the model's window (256
         /// tokens, the title and headings it reads with the chunk included).
-        #[arg(long, default_value_t = IndexSettings::default().chunk_words)]
+        #[arg(long, default_value_t = IndexSettings::default().chunk_words, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         chunk_words: u32,
         /// Prefix of each file's URL (its path under the input folder follows).
         #[arg(long, default_value = "")]
@@ -59,8 +59,12 @@ enum Command {
         #[arg(long, default_value_t = 20_000)]
         graph_from: usize,
         /// Chunks per model call when embedding.
-        #[arg(long, default_value_t = 32)]
-        batch_size: usize,
+        #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=4096))]
+        batch_size: u16,
+        /// Write the index even when every input was skipped (otherwise that run fails and the
+        /// previous index stays).
+        #[arg(long)]
+        allow_empty: bool,
         /// Precision of the model weights written for the browser (f16: half the download).
         #[arg(long, value_enum, default_value_t = WebWeights::F16)]
         web_weights: WebWeights,
@@ -185,8 +189,9 @@ impl SearchArgs {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Index { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size, web_weights, vectors } => {
-            index(IndexArgs { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size, web_weights, vectors })
+        Command::Index { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size, allow_empty, web_weights, vectors } => {
+            let batch_size = batch_size as usize;
+            index(IndexArgs { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size, allow_empty, web_weights, vectors })
         }
         Command::Search { index, query, queries, limit, json, output, options, search } => {
             run_search(&index, query, queries, SearchRequest { base: search.options(limit), extra: options, output }, json)
@@ -213,6 +218,7 @@ struct IndexArgs {
     exclude: Vec<String>,
     graph_from: usize,
     batch_size: usize,
+    allow_empty: bool,
     web_weights: WebWeights,
     vectors: vector::Precision,
 }
@@ -226,7 +232,7 @@ fn index(args: IndexArgs) -> Result<()> {
     let exclude = globs.build()?;
     let files = ingest::collect_files(&args.inputs, &exclude)?;
     if files.is_empty() {
-        bail!("no .md, .markdown, .txt or .jsonl files found in {:?}", args.inputs);
+        bail!("no files to index in {:?}: cairn reads .md, .markdown, .html, .htm, .pdf, .txt and .jsonl", args.inputs);
     }
     // Load the model first: a missing model should fail before minutes of work.
     let model = if args.no_embed { None } else { Some(load_source_model(&args.model)?) };
@@ -243,22 +249,33 @@ fn index(args: IndexArgs) -> Result<()> {
     let ingested = ingest::ingest(&files, &options, || bar.inc(1));
     bar.finish_and_clear();
     for skipped in &ingested.skipped {
-        eprintln!("skipped {skipped}");
+        eprintln!("skipped {}", terminal_safe(&skipped.to_string(), 1000));
+    }
+    if ingested.documents.is_empty() && !args.allow_empty {
+        bail!(
+            "every input was skipped ({} problems above), so there is nothing to index; the previous index, if any, is kept (pass --allow-empty to write an empty index)",
+            ingested.skipped.len()
+        );
     }
     let chunk_total: usize = ingested.documents.iter().map(|d| d.chunks.len()).sum();
 
+    // Everything is written into a staging folder beside the index and renamed into place at the
+    // end, so a failed or killed build leaves the previous index whole.
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    let staging = Staging::new(&args.out)?;
     let vectors = match &model {
         None => None,
-        Some((embedder, source_sha)) => {
-            let web_sha = write_web_model(&args.model, &args.out.join(MODEL_DIR), args.web_weights)?;
+        Some((embedder, source)) => {
+            let web_sha = write_web_model(source, &staging.path.join(MODEL_DIR), args.web_weights)?;
             Some(build::VectorOptions {
                 embedder,
                 identity: vector::ModelIdentity {
                     name: embed::MODEL_NAME.to_string(),
                     dimension: embedder.dimension() as u32,
-                    source_weights_sha256: source_sha.clone(),
+                    source_weights_sha256: embedder.weights_sha256().to_string(),
                     web_weights_sha256: web_sha,
+                    config_sha256: embed::sha256_hex(&source.config),
+                    tokenizer_sha256: embed::sha256_hex(&source.tokenizer),
                 },
                 graph_from: args.graph_from,
                 graph: vector::GraphSettings::default(),
@@ -271,8 +288,9 @@ fn index(args: IndexArgs) -> Result<()> {
     let index = build::build(ingested.documents, settings, vectors, |done, _| bar.set_position(done as u64))?;
     bar.finish_and_clear();
     let bytes = format::write(&index)?;
+    write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
+    staging.commit(model.is_some())?;
     let path = args.out.join(INDEX_FILE);
-    std::fs::write(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
     println!(
         "indexed {} documents, {} chunks, {} bytes ({}) in {:.1} s{}",
         index.documents.len(),
@@ -285,31 +303,90 @@ fn index(args: IndexArgs) -> Result<()> {
     Ok(())
 }
 
-/// Loads the f32 model the index embeddings are made with; returns it and its weights' SHA-256.
-fn load_source_model(dir: &Path) -> Result<(Embedder, String)> {
+/// Loads the f32 model the index embeddings are made with, and keeps its files' bytes (read
+/// once, so the model folder may be the output's own `model/`).
+fn load_source_model(dir: &Path) -> Result<(Embedder, ModelFiles)> {
     let files = ModelFiles::read_dir(dir)?;
-    let embedder = Embedder::load(files)?;
-    let sha = embedder.weights_sha256().to_string();
-    Ok((embedder, sha))
+    let embedder = Embedder::load(ModelFiles { weights: files.weights.clone(), tokenizer: files.tokenizer.clone(), config: files.config.clone() })?;
+    Ok((embedder, files))
 }
 
-/// Writes the model a browser downloads (weights, tokenizer, config); returns the weights'
-/// SHA-256.
-fn write_web_model(source: &Path, out: &Path, precision: WebWeights) -> Result<String> {
+/// Writes the model a browser downloads (weights, tokenizer, config) into `out`; returns the
+/// weights' SHA-256.
+fn write_web_model(source: &ModelFiles, out: &Path, precision: WebWeights) -> Result<String> {
     std::fs::create_dir_all(out)?;
-    let weights = std::fs::read(source.join(ModelFiles::WEIGHTS))?;
-    let weights_out = out.join(ModelFiles::WEIGHTS);
+    let weights = out.join(ModelFiles::WEIGHTS);
     match precision {
-        WebWeights::F16 => embed::write_f16_weights(&weights, &weights_out)?,
-        WebWeights::F32 => std::fs::write(&weights_out, &weights)?,
+        WebWeights::F16 => embed::write_f16_weights(&source.weights, &weights)?,
+        WebWeights::F32 => write_synced(&weights, &source.weights)?,
     }
-    // What a web server serves must be readable by it (candle writes owner-only files).
+    let written = std::fs::read(&weights)?;
+    write_synced(&weights, &written)?;
+    write_synced(&out.join(ModelFiles::TOKENIZER), &source.tokenizer)?;
+    write_synced(&out.join(ModelFiles::CONFIG), &source.config)?;
+    Ok(embed::sha256_hex(&written))
+}
+
+/// Writes a file and flushes it to disk, readable by a web server.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file = std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    file.write_all(bytes).and_then(|()| file.sync_all()).with_context(|| format!("cannot write {}", path.display()))?;
     #[cfg(unix)]
-    std::fs::set_permissions(&weights_out, std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
-    for name in [ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
-        std::fs::copy(source.join(name), out.join(name))?;
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    Ok(())
+}
+
+/// A folder inside the output folder where a build writes everything before `commit` renames
+/// it into place. Dropped without a commit (an error), it is removed; a killed build's folder is
+/// removed by the next build.
+struct Staging {
+    out: PathBuf,
+    path: PathBuf,
+}
+
+const STAGING_PREFIX: &str = ".cairn-staging-";
+
+impl Staging {
+    fn new(out: &Path) -> Result<Self> {
+        for entry in std::fs::read_dir(out)?.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(STAGING_PREFIX) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let path = out.join(format!("{STAGING_PREFIX}{}", std::process::id()));
+        std::fs::create_dir_all(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(Staging { out: out.to_path_buf(), path })
     }
-    Ok(embed::sha256_hex(&std::fs::read(&weights_out)?))
+
+    /// Renames the staged files into place, each an atomic replace: the model's files first
+    /// (when they changed), then `index.cairn`. At every moment the folder holds a whole index,
+    /// old or new; between the two steps an old index whose model changed is refused by its
+    /// model check, never read wrongly.
+    fn commit(self, with_model: bool) -> Result<()> {
+        if with_model {
+            let (staged, live) = (self.path.join(MODEL_DIR), self.out.join(MODEL_DIR));
+            std::fs::create_dir_all(&live)?;
+            for name in [ModelFiles::WEIGHTS, ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
+                let new = std::fs::read(staged.join(name))?;
+                if std::fs::read(live.join(name)).ok().as_deref() != Some(&new[..]) {
+                    std::fs::rename(staged.join(name), live.join(name))
+                        .with_context(|| format!("cannot move the model into {}", live.display()))?;
+                }
+            }
+        }
+        std::fs::rename(self.path.join(INDEX_FILE), self.out.join(INDEX_FILE))
+            .with_context(|| format!("cannot move the index into {}", self.out.display()))?;
+        if let Ok(dir) = std::fs::File::open(&self.out) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
 }
 
 fn progress_bar(len: u64, what: &str) -> ProgressBar {
@@ -346,28 +423,23 @@ struct Query {
     text: String,
 }
 
+/// The queries of a BEIR queries.jsonl; a line that is not a query is reported and skipped.
 fn read_queries(path: &Path) -> Result<Vec<(String, String)>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, line)| {
-            let q: Query = serde_json::from_str(line)
-                .with_context(|| format!("{}:{}: expected {{\"_id\", \"text\"}}", path.display(), i + 1))?;
-            let id = match q._id {
-                serde_json::Value::String(s) => s,
-                other => other.to_string(),
-            };
-            Ok((id, q.text))
-        })
-        .collect()
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct QueryHits<'a> {
-    query_id: &'a str,
-    hits: Vec<SearchHit>,
+    let mut queries = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        match serde_json::from_str::<Query>(line) {
+            Ok(q) => queries.push((
+                match q._id {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                },
+                q.text,
+            )),
+            Err(e) => eprintln!("skipped {}:{}: expected {{\"_id\", \"text\"}}: {e}", path.display(), i + 1),
+        }
+    }
+    Ok(queries)
 }
 
 /// A search as the command line asked for it.
@@ -381,60 +453,77 @@ struct SearchRequest {
 
 impl SearchRequest {
     /// The flags' options with the `--options` JSON laid over them, as type `T`.
-    fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+    fn parse<T: Options>(&self) -> Result<T> {
         let mut merged = serde_json::to_value(&self.base)?;
         if let Some(extra) = &self.extra {
             let extra: serde_json::Value = serde_json::from_str(extra).context("--options is not JSON")?;
             let serde_json::Value::Object(extra) = extra else { bail!("--options must be a JSON object") };
             merged.as_object_mut().expect("options are an object").extend(extra);
         }
-        serde_json::from_value(merged).context("invalid --options")
+        T::from_json(merged).context("invalid --options")
     }
 }
 
 fn run_search(path: &Path, query: Option<String>, queries: Option<PathBuf>, request: SearchRequest, json: bool) -> Result<()> {
-    let options: SearchOptions = match request.output {
-        Output::Hits => request.parse()?,
-        // Documents and contexts take more keys than SearchOptions; they are checked below.
-        _ => request.base.clone(),
+    let mode = match request.output {
+        Output::Hits => request.parse::<SearchOptions>()?.mode,
+        Output::Documents => request.parse::<DocumentSearchOptions>()?.search.mode,
+        Output::Context => request.parse::<ContextOptions>()?.search.mode,
     };
-    let searcher = open(path, options.mode)?;
+    let searcher = open(path, mode)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    let answer = |query: &str| -> Result<serde_json::Value> {
+        Ok(match request.output {
+            Output::Hits => serde_json::to_value(searcher.search(query, &request.parse::<SearchOptions>()?)?)?,
+            Output::Documents => serde_json::to_value(searcher.search_documents(query, &request.parse::<DocumentSearchOptions>()?)?)?,
+            Output::Context => serde_json::to_value(searcher.build_context(query, &request.parse::<ContextOptions>()?)?)?,
+        })
+    };
     if let Some(queries) = queries {
         let queries = read_queries(&queries)?;
-        let results: Vec<Result<Vec<SearchHit>>> =
-            queries.par_iter().map(|(_, text)| Ok(searcher.search(text, &options)?)).collect();
-        for ((id, _), hits) in queries.iter().zip(results) {
-            serde_json::to_writer(&mut out, &QueryHits { query_id: id, hits: hits? })?;
-            writeln!(out)?;
+        let results: Vec<Result<serde_json::Value>> = queries.par_iter().map(|(_, text)| answer(text)).collect();
+        for ((id, _), result) in queries.iter().zip(results) {
+            match result {
+                Ok(value) => {
+                    let key = if request.output == Output::Hits { "hits" } else { "result" };
+                    serde_json::to_writer(&mut out, &serde_json::json!({ "queryId": id, key: value }))?;
+                    writeln!(out)?;
+                }
+                Err(e) => eprintln!("query {}: {}", terminal_safe(id, 200), terminal_safe(&format!("{e:#}"), 1000)),
+            }
         }
         return Ok(());
     }
     let Some(query) = query else { bail!("give a QUERY, or --queries FILE") };
-    match request.output {
-        Output::Hits => {}
-        Output::Documents => {
-            let documents = searcher.search_documents(&query, &request.parse()?)?;
-            serde_json::to_writer_pretty(&mut out, &documents)?;
-            writeln!(out)?;
-            return Ok(());
-        }
-        Output::Context => {
-            let context: cairn::hit::ContextOptions = request.parse()?;
-            serde_json::to_writer_pretty(&mut out, &searcher.build_context(&query, &context)?)?;
-            writeln!(out)?;
-            return Ok(());
-        }
-    }
-    let hits = searcher.search(&query, &options)?;
-    if json {
-        serde_json::to_writer_pretty(&mut out, &hits)?;
+    if json || request.output != Output::Hits {
+        serde_json::to_writer_pretty(&mut out, &answer(&query)?)?;
         writeln!(out)?;
     } else {
-        print_hits(&mut out, &hits)?;
+        print_hits(&mut out, &searcher.search(&query, &request.parse()?)?)?;
     }
     Ok(())
+}
+
+/// Indexed text as a terminal may show it: control characters (escape sequences, newlines that
+/// would forge lines, bidirectional overrides) become spaces or `\u{..}`, and it is cut to `max`
+/// characters. `--json` output stays exact; this is only for human-readable lines.
+fn terminal_safe(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == max {
+            out.push('…');
+            break;
+        }
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c) => {
+                out.push_str(&c.escape_unicode().to_string())
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn print_hits(out: &mut impl Write, hits: &[SearchHit]) -> Result<()> {
@@ -448,7 +537,8 @@ fn print_hits(out: &mut impl Write, hits: &[SearchHit]) -> Result<()> {
             place.push_str(" › ");
             place.push_str(heading);
         }
-        let location = c.url.clone().unwrap_or_else(|| c.doc_id.clone());
+        let place = terminal_safe(&place, 200);
+        let location = terminal_safe(c.url.as_deref().unwrap_or(&c.doc_id), 200);
         writeln!(out, "{:>2}. {place}  [{location}, lines {}-{}]", hit.rank, c.line_start, c.line_end)?;
         let mut signals = format!("{:.4} {:?}", hit.score, hit.score_kind).to_lowercase();
         if let Some(s) = &hit.signals.lexical {
@@ -458,7 +548,7 @@ fn print_hits(out: &mut impl Write, hits: &[SearchHit]) -> Result<()> {
             signals.push_str(&format!("; semantic #{} {:.3}", s.rank, s.score));
         }
         writeln!(out, "    {signals}")?;
-        writeln!(out, "    {}", excerpt(hit, 240))?;
+        writeln!(out, "    {}", terminal_safe(&excerpt(hit, 240), 300))?;
     }
     Ok(())
 }

@@ -61,8 +61,16 @@ impl Embedder {
         let device = Device::Cpu;
         let config: Config = serde_json::from_slice(&files.config)
             .map_err(|e| Error::Model(format!("config.json is not a BERT config: {e}")))?;
+        check_config(&config)?;
         let mut tokenizer = Tokenizer::from_bytes(&files.tokenizer)
             .map_err(|e| Error::Model(format!("tokenizer.json cannot be read: {e}")))?;
+        let vocabulary = tokenizer.get_vocab_size(true);
+        if vocabulary > config.vocab_size {
+            return Err(Error::Model(format!(
+                "tokenizer.json has {vocabulary} tokens but config.json's model only {}; use the tokenizer and config of one model",
+                config.vocab_size
+            )));
+        }
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
             .map_err(|e| Error::Model(format!("cannot set truncation: {e}")))?;
@@ -125,6 +133,42 @@ impl Embedder {
         let normalized = mean.broadcast_div(&norms)?;
         Ok(normalized.to_vec2::<f32>()?)
     }
+}
+
+/// Checks that a config describes a BERT that can be built and run, before candle divides by
+/// its head count or allocates by its sizes: a bad config is an error that names the field.
+fn check_config(config: &Config) -> Result<()> {
+    let bad = |m: String| Err(Error::Model(format!("config.json describes an impossible model: {m}; use the config.json of the model the index was built with")));
+    let sizes = [
+        ("vocab_size", config.vocab_size, 1_000_000),
+        ("hidden_size", config.hidden_size, 4096),
+        ("num_hidden_layers", config.num_hidden_layers, 48),
+        ("num_attention_heads", config.num_attention_heads, 64),
+        ("intermediate_size", config.intermediate_size, 16384),
+        ("max_position_embeddings", config.max_position_embeddings, 8192),
+        ("type_vocab_size", config.type_vocab_size, 16),
+    ];
+    for (name, value, max) in sizes {
+        if value == 0 || value > max {
+            return bad(format!("{name} is {value}, it must be between 1 and {max}"));
+        }
+    }
+    if config.hidden_size % config.num_attention_heads != 0 {
+        return bad(format!(
+            "hidden_size {} is not a multiple of num_attention_heads {}",
+            config.hidden_size, config.num_attention_heads
+        ));
+    }
+    if config.max_position_embeddings < MAX_TOKENS {
+        return bad(format!("max_position_embeddings {} is under the {MAX_TOKENS} tokens cairn feeds it", config.max_position_embeddings));
+    }
+    if config.pad_token_id >= config.vocab_size {
+        return bad(format!("pad_token_id {} is outside the vocabulary of {}", config.pad_token_id, config.vocab_size));
+    }
+    if !(config.layer_norm_eps.is_finite() && config.layer_norm_eps > 0.0) {
+        return bad(format!("layer_norm_eps {} must be a positive number", config.layer_norm_eps));
+    }
+    Ok(())
 }
 
 /// Counts a text's tokens as the model's tokenizer cuts them, without truncation or special

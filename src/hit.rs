@@ -406,6 +406,36 @@ impl Default for SearchOptions {
     }
 }
 
+/// Options as both shells read them from JSON: an unknown key is an error that names it, not a
+/// silent default (`serde(flatten)` cannot refuse unknown keys, so the keys an options type adds
+/// to `SearchOptions` are listed and the rest are read as strict `SearchOptions`).
+pub trait Options: serde::de::DeserializeOwned + Default {
+    /// The keys this type adds to `SearchOptions`.
+    const OWN_KEYS: &'static [&'static str];
+
+    fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        if let serde_json::Value::Object(map) = &value {
+            if !Self::OWN_KEYS.is_empty() {
+                let rest = map.iter().filter(|(k, _)| !Self::OWN_KEYS.contains(&k.as_str()));
+                SearchOptions::deserialize(serde_json::Value::Object(rest.map(|(k, v)| (k.clone(), v.clone())).collect()))?;
+            }
+        }
+        Self::deserialize(value)
+    }
+}
+
+impl Options for SearchOptions {
+    const OWN_KEYS: &'static [&'static str] = &[];
+}
+
+impl Options for DocumentSearchOptions {
+    const OWN_KEYS: &'static [&'static str] = &["chunkThreshold", "onlyMatchingChunks", "includeFullDocs", "facets"];
+}
+
+impl Options for ContextOptions {
+    const OWN_KEYS: &'static [&'static str] = &["tokenBudget", "order", "minScore"];
+}
+
 /// Options of `searchDocuments`: every search option, plus how documents are shown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase", default)]

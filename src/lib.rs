@@ -8,12 +8,14 @@
 //! (`wasm`) are thin shells over this core.
 
 pub mod analyze;
+#[cfg(feature = "model")]
 pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod hit;
 pub mod index;
 pub mod search;
+#[cfg(feature = "model")]
 pub mod searcher;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -21,9 +23,10 @@ pub mod chunk;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod ingest;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "model"))]
 pub mod wasm;
 
 pub use error::{Error, Result};
 pub use hit::{SearchHit, SearchOptions};
+#[cfg(feature = "model")]
 pub use searcher::Searcher;

@@ -1,7 +1,9 @@
 //! `Searcher`: a loaded index and, once it arrives, the model that embeds queries for it. Both
 //! shells (the CLI and the wasm bindings) search through this one type.
 
-use crate::embed::{Embedder, ModelFiles};
+use std::sync::Arc;
+
+use crate::embed::{sha256_hex, Embedder, ModelFiles};
 use crate::error::{Error, Result};
 use crate::hit::{
     ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit, SearchMode, SearchOptions,
@@ -9,15 +11,18 @@ use crate::hit::{
 use crate::index::{format, Index};
 use crate::search::{self, QueryContext};
 
+/// Cheap to clone (the index and the model are shared), so a shell can attach a model to a copy
+/// and swap it in whole: no caller ever sees a half-attached model.
+#[derive(Clone)]
 pub struct Searcher {
-    index: Index,
-    embedder: Option<Embedder>,
+    index: Arc<Index>,
+    embedder: Option<Arc<Embedder>>,
 }
 
 impl Searcher {
     /// Loads an index from the bytes of an index file.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        Ok(Searcher { index: format::read(bytes)?, embedder: None })
+        Ok(Searcher { index: Arc::new(format::read(bytes)?), embedder: None })
     }
 
     pub fn index(&self) -> &Index {
@@ -40,8 +45,19 @@ impl Searcher {
                 "this index has no embeddings (it was built with --no-embed), so it has no use for a model".into(),
             ));
         };
-        let embedder = Embedder::load(files)?;
         let expected = &vectors.model;
+        let given = [
+            ("config.json", sha256_hex(&files.config), &expected.config_sha256),
+            ("tokenizer.json", sha256_hex(&files.tokenizer), &expected.tokenizer_sha256),
+        ];
+        for (name, sha, want) in &given {
+            if sha != *want {
+                return Err(Error::Model(format!(
+                    "this model's {name} does not match the index: the index was embedded with a {name} of sha256 {want}, the one given has sha256 {sha}; load the model files written beside the index"
+                )));
+            }
+        }
+        let embedder = Embedder::load(files)?;
         let sha = embedder.weights_sha256();
         if embedder.dimension() != vectors.dimension()
             || (sha != expected.web_weights_sha256 && sha != expected.source_weights_sha256)
@@ -54,7 +70,7 @@ impl Searcher {
                 embedder.dimension()
             )));
         }
-        self.embedder = Some(embedder);
+        self.embedder = Some(Arc::new(embedder));
         Ok(())
     }
 
@@ -72,7 +88,12 @@ impl Searcher {
     }
 
     fn context<'a>(&'a self, vector: Option<&'a [f32]>, options: &SearchOptions) -> QueryContext<'a> {
-        QueryContext { vector, embedder: self.embedder.as_ref(), now_ms: options.now.unwrap_or_else(now_ms) }
+        QueryContext {
+            vector,
+            vector_from_caller: false,
+            embedder: self.embedder.as_deref(),
+            now_ms: options.now.unwrap_or_else(now_ms),
+        }
     }
 
     /// Runs a search. A semantic or hybrid search embeds the query when the model is loaded;
@@ -85,7 +106,7 @@ impl Searcher {
     /// Runs a search with a query embedding the caller computed (normalized, of the index's
     /// model); `query` still drives the lexical signal and the highlights.
     pub fn search_with_vector(&self, query: &str, vector: &[f32], options: &SearchOptions) -> Result<Vec<SearchHit>> {
-        search::search(&self.index, query, self.context(Some(vector), options), options)
+        search::search(&self.index, query, QueryContext { vector_from_caller: true, ..self.context(Some(vector), options) }, options)
     }
 
     /// Searches and groups the hits by document.

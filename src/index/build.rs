@@ -6,13 +6,29 @@ use rayon::prelude::*;
 use super::lexical::{ChunkTerms, LexicalIndex};
 use super::vector::{GraphSettings, ModelIdentity, Precision, VectorIndex};
 use super::{indexed_text, Index, IndexSettings};
-use crate::embed::Embedder;
 use crate::error::Result;
 use crate::ingest::SourceDocument;
 
+/// What embeds the chunks: the sentence model (`embed::Embedder`), or a stand-in in tests.
+pub trait ChunkEmbedder {
+    fn dimension(&self) -> usize;
+    /// One normalized vector per text.
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+#[cfg(feature = "model")]
+impl ChunkEmbedder for crate::embed::Embedder {
+    fn dimension(&self) -> usize {
+        self.dimension()
+    }
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_batch(texts)
+    }
+}
+
 /// How the vectors are indexed.
 pub struct VectorOptions<'a> {
-    pub embedder: &'a Embedder,
+    pub embedder: &'a dyn ChunkEmbedder,
     pub identity: ModelIdentity,
     /// Build an HNSW graph from this many chunks on; fewer are scanned exactly.
     pub graph_from: usize,
@@ -109,7 +125,7 @@ fn resolve_path(base: &str, target: &str) -> Option<String> {
 /// Embeds texts in batches of similar length (less padding), returning the vectors in text
 /// order, flattened.
 pub fn embed_all(
-    embedder: &Embedder,
+    embedder: &dyn ChunkEmbedder,
     texts: &[String],
     batch_size: usize,
     progress: &(impl Fn(usize, usize) + Sync),

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::index::Index;
 
 pub const MAGIC: &[u8; 8] = b"CAIRNIDX";
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 const HEADER_LEN: usize = 20;
 const TRAILER_LEN: usize = 4;
 
@@ -42,7 +42,7 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
         ));
     }
     if bytes.len() < HEADER_LEN + TRAILER_LEN {
-        return Err(truncated(bytes.len(), HEADER_LEN + TRAILER_LEN));
+        return Err(truncated(bytes.len(), (HEADER_LEN + TRAILER_LEN) as u64));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     if version != FORMAT_VERSION {
@@ -51,7 +51,7 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
     let payload_len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
     let expected = (HEADER_LEN as u64).saturating_add(payload_len).saturating_add(TRAILER_LEN as u64);
     if (bytes.len() as u64) < expected {
-        return Err(truncated(bytes.len(), expected as usize));
+        return Err(truncated(bytes.len(), expected));
     }
     if (bytes.len() as u64) > expected {
         return Err(Error::InvalidIndex(format!(
@@ -74,9 +74,9 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
     Ok(index)
 }
 
-fn truncated(have: usize, need: usize) -> Error {
+fn truncated(have: usize, need: u64) -> Error {
     Error::InvalidIndex(format!(
-        "the index file is truncated ({have} bytes, at least {need} expected); download or build it again"
+        "the index file is truncated or damaged: it has {have} bytes, its header says {need}; download or build it again"
     ))
 }
 

@@ -6,7 +6,7 @@
 //! time; the graph holds its f32 vectors itself, so they are stored once either way.
 
 use instant_distance::{Hnsw, Point, Search};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::{Error, Result};
 
@@ -27,6 +27,10 @@ pub struct ModelIdentity {
     pub source_weights_sha256: String,
     /// SHA-256 (hex) of the weights shipped beside the index for query embedding.
     pub web_weights_sha256: String,
+    /// SHA-256 (hex) of the model's `config.json` and `tokenizer.json` (shipped as they are): a
+    /// changed shape or vocabulary changes the embeddings as surely as changed weights.
+    pub config_sha256: String,
+    pub tokenizer_sha256: String,
 }
 
 /// An embedding as an HNSW point.
@@ -44,9 +48,70 @@ enum Store {
     /// Chunk i's vector at `[i * dim, (i + 1) * dim)`.
     Flat(Vec<f32>),
     /// The graph holds the vectors; `chunk_of_point[pid]` is the chunk of graph point `pid`.
-    Graph { hnsw: Hnsw<Embedding>, chunk_of_point: Vec<u32> },
+    Graph {
+        #[serde(deserialize_with = "checked_graph")]
+        hnsw: Hnsw<Embedding>,
+        chunk_of_point: Vec<u32>,
+    },
     /// Chunk i's vector is `scales[i] * values[i * dim..(i + 1) * dim]`.
     Int8 { values: Vec<i8>, scales: Vec<f32> },
+}
+
+/// The HNSW graph as instant-distance serializes it (the same fields in the same order, so the
+/// same postcard bytes): read first, so that its structure is checked before instant-distance
+/// walks it. A checksum guards against accidents, not against a crafted file: without this, a
+/// neighbor id out of range made a search index out of bounds inside instant-distance.
+#[derive(Serialize, Deserialize)]
+struct GraphParts {
+    ef_search: usize,
+    points: Vec<Embedding>,
+    /// Layer 0: 64 neighbor slots a point (two arrays of 32: serde's largest).
+    zero: Vec<([u32; 32], [u32; 32])>,
+    /// The layers above, lowest first: 32 neighbor slots a point.
+    layers: Vec<Vec<[u32; 32]>>,
+}
+
+/// An empty neighbor slot; slots after it are unused.
+const NO_POINT: u32 = u32::MAX;
+/// The largest search beam a graph may ask for.
+const MAX_EF_SEARCH: usize = 10_000;
+
+impl GraphParts {
+    fn check(&self) -> Result<(), String> {
+        let points = self.points.len();
+        if self.zero.len() != points {
+            return Err(format!("the vector graph has {} points but {} nodes on its lowest layer", points, self.zero.len()));
+        }
+        if !(1..=MAX_EF_SEARCH).contains(&self.ef_search) {
+            return Err(format!("the vector graph's search beam is {}, expected 1 to {MAX_EF_SEARCH}", self.ef_search));
+        }
+        let in_range = |slots: &[u32], len: usize| slots.iter().all(|&p| p == NO_POINT || (p as usize) < len);
+        if !self.zero.iter().all(|(a, b)| in_range(a, points) && in_range(b, points)) {
+            return Err("a point of the vector graph's lowest layer names a neighbor it does not have".into());
+        }
+        // Each layer holds a prefix of the points of the layer below; a search starts at point 0
+        // of the top layer, so every layer has it.
+        let mut below = points;
+        for (i, layer) in self.layers.iter().enumerate() {
+            if layer.is_empty() || layer.len() > below {
+                return Err(format!("layer {} of the vector graph has {} points, expected 1 to {below}", i + 1, layer.len()));
+            }
+            if !layer.iter().all(|slots| in_range(slots, layer.len())) {
+                return Err(format!("a point of layer {} of the vector graph names a neighbor outside it", i + 1));
+            }
+            below = layer.len();
+        }
+        Ok(())
+    }
+}
+
+fn checked_graph<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Hnsw<Embedding>, D::Error> {
+    use serde::de::Error as _;
+    let parts = GraphParts::deserialize(deserializer)?;
+    parts.check().map_err(D::Error::custom)?;
+    let bytes = postcard::to_allocvec(&parts).map_err(D::Error::custom)?;
+    drop(parts);
+    postcard::from_bytes(&bytes).map_err(D::Error::custom)
 }
 
 /// How a scanned (graphless) index stores its vectors (`cairn index --vectors i8|f32`).
@@ -360,7 +425,14 @@ mod tests {
     use super::*;
 
     fn identity() -> ModelIdentity {
-        ModelIdentity { name: "test".into(), dimension: 20, source_weights_sha256: String::new(), web_weights_sha256: String::new() }
+        ModelIdentity {
+            name: "test".into(),
+            dimension: 20,
+            source_weights_sha256: String::new(),
+            web_weights_sha256: String::new(),
+            config_sha256: String::new(),
+            tokenizer_sha256: String::new(),
+        }
     }
 
     /// A pseudo-random unit vector (xorshift), distinct for every seed.
@@ -431,5 +503,50 @@ mod tests {
         assert_eq!(approx.iter().map(|h| h.chunk).collect::<Vec<_>>(), exact.iter().map(|h| h.chunk).collect::<Vec<_>>());
         assert_eq!(graph.search_exact(&query, 5, None), exact);
         assert!(flat.search(&[1.0; 3], 5, None).is_err());
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    fn graph_parts_read_the_bytes_instant_distance_writes() {
+        let vectors: Vec<f32> = (0..300).flat_map(unit).collect();
+        let Store::Graph { hnsw, .. } = VectorIndex::graph(identity(), vectors, GraphSettings::default()).store else {
+            unreachable!()
+        };
+        let bytes = postcard::to_allocvec(&hnsw).unwrap();
+        let parts: GraphParts = postcard::from_bytes(&bytes).unwrap();
+        assert!(!parts.layers.is_empty(), "300 points make more than one layer");
+        parts.check().unwrap();
+        assert_eq!(postcard::to_allocvec(&parts).unwrap(), bytes);
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    fn a_crafted_graph_is_refused_not_searched() {
+        let vectors: Vec<f32> = (0..300).flat_map(unit).collect();
+        let index = VectorIndex::graph(identity(), vectors, GraphSettings::default());
+        let Store::Graph { hnsw, .. } = &index.store else { unreachable!() };
+        let mut parts: GraphParts = postcard::from_bytes(&postcard::to_allocvec(hnsw).unwrap()).unwrap();
+        let decode = |parts: &GraphParts| {
+            let graph = postcard::to_allocvec(parts).unwrap();
+            let mut graph_index = postcard::to_allocvec(&index).unwrap();
+            // Swap the graph's bytes inside the encoded index for the crafted ones.
+            let original = postcard::to_allocvec(hnsw).unwrap();
+            let at = graph_index.windows(original.len()).position(|w| w == original).unwrap();
+            graph_index.splice(at..at + original.len(), graph);
+            postcard::from_bytes::<VectorIndex>(&graph_index).map(|_| ()).map_err(|e| e.to_string())
+        };
+        assert!(decode(&parts).is_ok());
+        parts.zero[5].0[0] = 300;
+        assert!(decode(&parts).is_err(), "a lowest-layer neighbor past the last point");
+        parts.zero[5].0[0] = 1;
+        let top = parts.layers.len() - 1;
+        parts.layers[top][0][0] = parts.layers[top].len() as u32;
+        assert!(decode(&parts).is_err(), "an upper-layer neighbor outside its layer");
+        parts.layers[top][0][0] = NO_POINT;
+        parts.layers.push(Vec::new());
+        assert!(decode(&parts).is_err(), "an empty top layer");
+        parts.layers.pop();
+        parts.ef_search = 0;
+        assert!(decode(&parts).is_err(), "no search beam");
     }
 }

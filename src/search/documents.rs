@@ -9,17 +9,8 @@ use crate::error::Result;
 use crate::hit::{DocumentChunk, DocumentResult, DocumentSearchOptions, DocumentSearchResponse};
 use crate::index::Index;
 
-pub fn search_documents(
-    index: &Index,
-    query: &str,
-    context: QueryContext<'_>,
-    options: &DocumentSearchOptions,
-    clock_ms: impl Fn() -> f64,
-) -> Result<DocumentSearchResponse> {
-    let started = clock_ms();
-    let retrieved = retrieve(index, query, context, &options.search)?;
-    let analyzer = index.analyzer();
-    // Documents in order of their best chunk; each with its matching chunks, best first.
+/// Documents in order of their best chunk; each with its matching chunks, best first.
+fn group(index: &Index, retrieved: &super::Retrieved) -> (Vec<u32>, BTreeMap<u32, Vec<(u32, f32)>>) {
     let mut order: Vec<u32> = Vec::new();
     let mut matched: BTreeMap<u32, Vec<(u32, f32)>> = BTreeMap::new();
     for c in &retrieved.candidates {
@@ -30,6 +21,34 @@ pub fn search_documents(
         }
         entry.push((c.chunk, c.score));
     }
+    (order, matched)
+}
+
+pub fn search_documents(
+    index: &Index,
+    query: &str,
+    context: QueryContext<'_>,
+    options: &DocumentSearchOptions,
+    clock_ms: impl Fn() -> f64,
+) -> Result<DocumentSearchResponse> {
+    let started = clock_ms();
+    // The chunk pool is grown until it holds as many documents as a chunk search would have
+    // chunks (`candidates`, at least `limit`), or every candidate there is: a long document's
+    // chunks cannot crowd the others out of the grouping, `total` or the facets.
+    let wanted = options.search.candidates.unwrap_or(100).max(options.search.limit) as usize;
+    let mut search = options.search.clone();
+    let mut pool = wanted;
+    let (retrieved, order, matched) = loop {
+        search.candidates = Some(pool.min(super::limits::CANDIDATES as usize) as u32);
+        let retrieved = retrieve(index, query, context, &search)?;
+        let (order, matched) = group(index, &retrieved);
+        let exhausted = retrieved.candidates.len() < pool || pool >= index.chunks.len() || pool >= super::limits::CANDIDATES as usize;
+        if order.len() >= wanted || exhausted {
+            break (retrieved, order, matched);
+        }
+        pool = pool.saturating_mul(4);
+    };
+    let analyzer = index.analyzer();
     let mut facets: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
     for field in &options.facets {
         let counts = facets.entry(field.clone()).or_default();

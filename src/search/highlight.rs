@@ -72,6 +72,11 @@ pub fn best_lexical_sentence(sentences: &[Range<usize>], matches: &[TermMatch], 
     best.map(|(i, _)| i)
 }
 
+/// The first `max` characters of `text` (all of it when shorter).
+pub fn truncate_chars(text: &str, max: usize) -> &str {
+    text.char_indices().nth(max).map_or(text, |(i, _)| &text[..i])
+}
+
 /// A byte range of `text` as a UTF-16 `MatchRange`.
 pub fn match_range(text: &str, range: &Range<usize>) -> MatchRange {
     let mut utf16 = Utf16Offsets::new(text);
@@ -88,7 +93,7 @@ pub fn snippet(text: &str, focus: &Range<usize>, matches: &[TermMatch], length: 
     let at_char = |byte: usize| chars.partition_point(|&(b, _)| b < byte);
     let anchor = matches.iter().find(|m| focus.contains(&m.bytes.start)).map_or(focus.start, |m| m.bytes.start);
     let mut first = at_char(focus.start).max(at_char(anchor).saturating_sub(length / 3));
-    let mut last = (first + length).min(n);
+    let mut last = first.saturating_add(length).min(n);
     if last - first < length {
         first = last.saturating_sub(length);
     }
@@ -99,7 +104,7 @@ pub fn snippet(text: &str, focus: &Range<usize>, matches: &[TermMatch], length: 
         }
     }
     if last < n {
-        if let Some(ws) = (last..(last + 20).min(n)).find(|&i| chars[i].1.is_whitespace()) {
+        if let Some(ws) = (last..last.saturating_add(20).min(n)).find(|&i| chars[i].1.is_whitespace()) {
             last = ws;
         }
     }

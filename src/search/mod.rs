@@ -12,6 +12,7 @@ pub mod filter;
 pub mod fuse;
 pub mod highlight;
 
+#[cfg(feature = "model")]
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::hit::{
@@ -27,10 +28,37 @@ pub use fuse::Candidate;
 pub struct QueryContext<'a> {
     /// The query's embedding, when the model is loaded.
     pub vector: Option<&'a [f32]>,
+    /// Whether the caller brought `vector` itself (`searchWithVector`): then a query text with no
+    /// terms still searches by the vector; otherwise such a query has no hits.
+    pub vector_from_caller: bool,
     /// The model, for finding the closest sentence of a hit only the semantic signal found.
+    #[cfg(feature = "model")]
     pub embedder: Option<&'a Embedder>,
     /// Now, in milliseconds since 1970 (for ages and the recency boost).
     pub now_ms: f64,
+}
+
+/// The largest values the options and the query may take; beyond them a search is an error
+/// that says so (`docs/limits.md`). Each bounds work or memory that grows with it.
+pub mod limits {
+    /// Characters of a query (a pasted paragraph fits; CISI's longest query has 2,023).
+    pub const QUERY_CHARS: usize = 16_384;
+    /// Terms of a query, after stop words are dropped (Lucene's classic clause limit).
+    pub const QUERY_TERMS: usize = 1024;
+    /// `limit`.
+    pub const LIMIT: u32 = 1000;
+    /// `candidates`: the pool each signal contributes.
+    pub const CANDIDATES: u32 = 100_000;
+    /// `snippetLength`, in characters.
+    pub const SNIPPET_LENGTH: u32 = 10_000;
+    /// `expand`: neighbors either side of a hit.
+    pub const EXPAND: u32 = 100;
+    /// `maxLinks`.
+    pub const MAX_LINKS: u32 = 1000;
+    /// Sentences of semantic-only hits embedded per search to find their closest sentence (the
+    /// hits beyond it keep their first sentence as `match`); each is cut at `SENTENCE_CHARS`.
+    pub const SENTENCES_EMBEDDED: usize = 32;
+    pub const SENTENCE_CHARS: usize = 400;
 }
 
 /// A ranking: the fused candidates, best first, and how they were scored.
@@ -55,8 +83,12 @@ pub fn search(index: &Index, query: &str, context: QueryContext<'_>, options: &S
 /// Ranks the index's chunks for a query: every candidate of the pool, best first.
 pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: &SearchOptions) -> Result<Retrieved> {
     validate(options)?;
+    let query_terms = query_terms(index, query)?;
+    if query_terms.is_empty() && !context.vector_from_caller {
+        // Nothing to match and nothing to mean: an empty, stop-word or punctuation query.
+        return Ok(Retrieved { candidates: Vec::new(), score_kind: ScoreKind::Bm25, query_terms });
+    }
     let pool = options.candidates.map(|c| c as usize).unwrap_or(100).max(options.limit as usize);
-    let query_terms = index.analyzer().terms(query);
     let mask = match &options.filter {
         Some(f) => Some(filter::Filter::parse(f)?.chunk_mask(index)),
         None => None,
@@ -107,10 +139,45 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
     Ok(Retrieved { candidates, score_kind, query_terms })
 }
 
+/// The query's terms, after checking the query is within the limits.
+pub fn query_terms(index: &Index, query: &str) -> Result<Vec<String>> {
+    let chars = query.chars().count();
+    if chars > limits::QUERY_CHARS {
+        return Err(Error::InvalidInput(format!(
+            "the query has {chars} characters; cairn searches at most {} (shorten it)",
+            limits::QUERY_CHARS
+        )));
+    }
+    let terms = index.analyzer().terms(query);
+    if terms.len() > limits::QUERY_TERMS {
+        return Err(Error::InvalidInput(format!(
+            "the query has {} terms (stop words left out); cairn searches at most {} (shorten it)",
+            terms.len(),
+            limits::QUERY_TERMS
+        )));
+    }
+    Ok(terms)
+}
+
 fn validate(options: &SearchOptions) -> Result<()> {
     let bad = |m: String| Err(Error::InvalidInput(m));
+    let at_most = |name: &str, value: u32, max: u32| {
+        if value > max {
+            bad(format!("{name} must be at most {max}, not {value}"))
+        } else {
+            Ok(())
+        }
+    };
     if options.limit == 0 {
         return bad("limit must be at least 1".into());
+    }
+    at_most("limit", options.limit, limits::LIMIT)?;
+    at_most("candidates", options.candidates.unwrap_or(0), limits::CANDIDATES)?;
+    at_most("snippetLength", options.snippet_length, limits::SNIPPET_LENGTH)?;
+    at_most("expand", options.expand, limits::EXPAND)?;
+    at_most("maxLinks", options.max_links, limits::MAX_LINKS)?;
+    if options.now.is_some_and(|n| !n.is_finite()) {
+        return bad("now must be a finite number of milliseconds since 1970".into());
     }
     if !(options.rrf_k.is_finite() && options.rrf_k >= 0.0) {
         return bad(format!("rrfK must be a number >= 0, not {}", options.rrf_k));
@@ -238,30 +305,17 @@ fn add_matches(
 ) -> Result<()> {
     let analyzer = index.analyzer();
     let idf = |t: &str| index.lexical.idf(t).unwrap_or(0.0);
-    // Hits with no query term in them (found by meaning) get the sentence closest in meaning;
-    // their sentences are embedded together, in one model call.
-    let mut pending: Vec<(usize, Vec<std::ops::Range<usize>>)> = Vec::new();
     let mut per_hit = Vec::with_capacity(hits.len());
-    for (i, hit) in hits.iter_mut().enumerate() {
+    for hit in hits.iter() {
         let matches = highlight::term_matches(&analyzer, &hit.text, &retrieved.query_terms);
         let sentences = highlight::sentences(&hit.text);
         let best = highlight::best_lexical_sentence(&sentences, &matches, idf);
-        if best.is_none() && chosen[i].semantic.is_some() && sentences.len() > 1 && context.embedder.is_some() {
-            pending.push((i, sentences.clone()));
-        }
         per_hit.push((matches, sentences, best));
     }
-    if let (Some(embedder), Some(query)) = (context.embedder, context.vector) {
-        let texts: Vec<String> =
-            pending.iter().flat_map(|(i, ss)| ss.iter().map(|r| hits[*i].text[r.clone()].to_string())).collect();
-        let vectors = embedder.embed_batch(&texts.iter().map(String::as_str).collect::<Vec<_>>())?;
-        let mut next = 0;
-        for (i, ss) in &pending {
-            let scores: Vec<f32> = vectors[next..next + ss.len()].iter().map(|v| dot(query, v)).collect();
-            next += ss.len();
-            per_hit[*i].2 = scores.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map(|(j, _)| j);
-        }
-    }
+    #[cfg(feature = "model")]
+    closest_sentences(chosen, hits, &mut per_hit, context)?;
+    #[cfg(not(feature = "model"))]
+    let _ = (chosen, context);
     for (hit, (matches, sentences, best)) in hits.iter_mut().zip(per_hit) {
         let focus = best.or((!sentences.is_empty()).then_some(0)).map(|b| sentences[b].clone());
         if let Some(focus) = &focus {
@@ -269,6 +323,42 @@ fn add_matches(
             hit.snippet = Some(highlight::snippet(&hit.text, focus, &matches, options.snippet_length as usize));
         }
         hit.highlights = highlight::to_utf16(&hit.text, &matches, 0);
+    }
+    Ok(())
+}
+
+/// For hits with no query term in them (found by meaning), the sentence closest in meaning to
+/// the query. The model embeds at most `limits::SENTENCES_EMBEDDED` sentences per search (each
+/// cut at `limits::SENTENCE_CHARS`), in one call, taken from the best-ranked such hits first; a
+/// hit past that budget keeps its first sentence. So highlighting costs one bounded model call
+/// whatever the limit.
+#[cfg(feature = "model")]
+fn closest_sentences(
+    chosen: &[&Candidate],
+    hits: &[SearchHit],
+    per_hit: &mut [(Vec<highlight::TermMatch>, Vec<std::ops::Range<usize>>, Option<usize>)],
+    context: QueryContext<'_>,
+) -> Result<()> {
+    let (Some(embedder), Some(query)) = (context.embedder, context.vector) else { return Ok(()) };
+    let mut budget = limits::SENTENCES_EMBEDDED;
+    let mut pending: Vec<usize> = Vec::new();
+    let mut texts: Vec<&str> = Vec::new();
+    for (i, (_, sentences, best)) in per_hit.iter().enumerate() {
+        if best.is_some() || chosen[i].semantic.is_none() || sentences.len() < 2 || sentences.len() > budget {
+            continue;
+        }
+        budget -= sentences.len();
+        pending.push(i);
+        let text = &hits[i].text;
+        texts.extend(sentences.iter().map(|r| highlight::truncate_chars(&text[r.clone()], limits::SENTENCE_CHARS)));
+    }
+    let vectors = embedder.embed_batch(&texts)?;
+    let mut next = 0;
+    for i in pending {
+        let n = per_hit[i].1.len();
+        let scores = vectors[next..next + n].iter().map(|v| dot(query, v));
+        next += n;
+        per_hit[i].2 = scores.enumerate().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(j, _)| j);
     }
     Ok(())
 }
@@ -299,7 +389,7 @@ fn explain(index: &Index, candidate: &Candidate, retrieved: &Retrieved) -> Expla
 fn neighbors(index: &Index, chunk: u32, n: u32) -> Neighbors {
     let range = index.document_chunks(chunk);
     let before = (chunk.saturating_sub(n).max(range.start)..chunk).map(|c| index.chunks[c as usize].text.clone()).collect();
-    let after = (chunk + 1..(chunk + 1 + n).min(range.end)).map(|c| index.chunks[c as usize].text.clone()).collect();
+    let after = (chunk + 1..chunk.saturating_add(1).saturating_add(n).min(range.end)).map(|c| index.chunks[c as usize].text.clone()).collect();
     Neighbors { before, after }
 }
 
@@ -350,7 +440,7 @@ fn related_hits(
     }
     let mut chosen: Vec<Candidate> = Vec::new();
     let mut vias = Vec::new();
-    for (doc, via) in found.into_iter().take((options.limit * options.max_links.max(1)) as usize) {
+    for (doc, via) in found.into_iter().take(options.limit.saturating_mul(options.max_links.max(1)) as usize) {
         let pooled = retrieved.candidates.iter().find(|c| index.chunks[c.chunk as usize].doc == doc);
         let candidate = match (pooled, index.first_chunk_of(doc)) {
             (Some(c), _) => c.clone(),
