@@ -49,26 +49,39 @@ impl Analyzer {
     /// Every indexable token of `text`, in order.
     pub fn tokens(&self, text: &str) -> Vec<Token> {
         let mut out = Vec::new();
-        self.for_each_token(text, |token| out.push(token));
+        self.for_each_token(text, |_, token| out.push(token));
         out
     }
 
     /// The terms of `text` without offsets, for indexing and queries.
     pub fn terms(&self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        self.for_each_token(text, |token| out.push(token.term));
+        self.for_each_token(text, |_, token| out.push(token.term));
         out
     }
 
-    fn for_each_token(&self, text: &str, mut emit: impl FnMut(Token)) {
-        let mut folded = String::new();
+    /// Each term of `text` with the word it came from, folded but not stemmed ("installing" →
+    /// ("installing", "instal")): what prefix and typo matching look words up by.
+    pub fn words_and_terms(&self, text: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        self.for_each_token(text, |word, token| out.push((word.to_string(), token.term)));
+        out
+    }
+
+    /// A word lower-cased and stripped of diacritics, as the index's words are.
+    pub fn fold(&self, word: &str) -> String {
+        let folded: String = word.nfd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase).collect();
+        // Typographic apostrophes fold to the ASCII one, so "user’s" and "user's" agree.
+        if folded.contains('\u{2019}') {
+            folded.replace('\u{2019}', "'")
+        } else {
+            folded
+        }
+    }
+
+    fn for_each_token(&self, text: &str, mut emit: impl FnMut(&str, Token)) {
         for (start, word) in text.unicode_word_indices() {
-            folded.clear();
-            folded.extend(word.nfd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase));
-            // Typographic apostrophes fold to the ASCII one, so "user’s" and "user's" agree.
-            if folded.contains('\u{2019}') {
-                folded = folded.replace('\u{2019}', "'");
-            }
+            let folded = self.fold(word);
             if folded.len() == 1 || self.settings.stop_words && is_stop_word(&folded) {
                 continue;
             }
@@ -80,7 +93,7 @@ impl Analyzer {
             if term.is_empty() {
                 continue;
             }
-            emit(Token { term, start, end: start + word.len() });
+            emit(&folded, Token { term, start, end: start + word.len() });
         }
     }
 }

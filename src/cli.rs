@@ -109,6 +109,9 @@ enum Command {
         qrels: PathBuf,
         #[arg(long)]
         json: bool,
+        /// More search options as JSON, e.g. '{"prefix": true, "fuzzy": true}'.
+        #[arg(long)]
+        options: Option<String>,
         #[command(flatten)]
         search: SearchArgs,
     },
@@ -196,7 +199,7 @@ pub fn main() -> ExitCode {
         Command::Search { index, query, queries, limit, json, output, options, search } => {
             run_search(&index, query, queries, SearchRequest { base: search.options(limit), extra: options, output }, json)
         }
-        Command::Eval { index, queries, qrels, json, search } => run_eval(&index, &queries, &qrels, &search, json),
+        Command::Eval { index, queries, qrels, json, options, search } => run_eval(&index, &queries, &qrels, &search, options, json),
         Command::Embed { model, texts } => run_embed(&model, &texts),
     };
     match result {
@@ -580,9 +583,10 @@ fn excerpt(hit: &SearchHit, max: usize) -> String {
     text
 }
 
-fn run_eval(path: &Path, queries: &Path, qrels: &Path, args: &SearchArgs, json: bool) -> Result<()> {
+fn run_eval(path: &Path, queries: &Path, qrels: &Path, args: &SearchArgs, extra: Option<String>, json: bool) -> Result<()> {
     let qrels = eval::parse_qrels(&std::fs::read_to_string(qrels).with_context(|| format!("cannot read {}", qrels.display()))?)?;
-    let options = SearchOptions { candidates: Some(1000), highlight: false, ..args.options(1000) };
+    let base = SearchOptions { candidates: Some(1000), highlight: false, ..args.options(1000) };
+    let options: SearchOptions = SearchRequest { base, extra, output: Output::Hits }.parse()?;
     let searcher = open(path, options.mode)?;
     let queries = read_queries(queries)?;
     let started = Instant::now();

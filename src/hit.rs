@@ -134,6 +134,63 @@ pub struct Explain {
     pub recency_factor: f32,
     /// The analyzed query terms this hit's text contains.
     pub matched_terms: Vec<String>,
+    /// The expansions (`prefix`, `fuzzy`) of query words that this hit's text contains.
+    pub expansions: Vec<Expansion>,
+}
+
+/// A query word standing for an indexed word it was not: the words a prefix begins (`prefix`),
+/// or the words within an edit distance (`fuzzy`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct Expansion {
+    /// The query's word, folded ("instal").
+    pub query: String,
+    /// The indexed word it reached ("installation"), folded.
+    pub word: String,
+    /// The term that word is indexed as ("instal"): what the text matched.
+    pub term: String,
+    pub kind: ExpansionKind,
+    /// The factor on this term's BM25, below 1 (an exact match's).
+    pub weight: f32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "lowercase")]
+pub enum ExpansionKind {
+    Prefix,
+    Fuzzy,
+}
+
+/// Typo tolerance: `false` (default), `true` (edit distance 1 for words of 4 to 7 letters, 2
+/// from 8), or the largest distance (0 to 2; still 1 under 8 letters). Applies to query words
+/// the index does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(untagged)]
+pub enum Fuzzy {
+    On(bool),
+    MaxDistance(u32),
+}
+
+impl Default for Fuzzy {
+    fn default() -> Self {
+        Fuzzy::On(false)
+    }
+}
+
+impl Fuzzy {
+    /// The edit distance allowed for a word of `chars` characters.
+    pub fn distance(self, chars: usize) -> u32 {
+        let by_length = match chars {
+            0..=3 => 0,
+            4..=7 => 1,
+            _ => 2,
+        };
+        match self {
+            Fuzzy::On(false) => 0,
+            Fuzzy::On(true) => by_length,
+            Fuzzy::MaxDistance(d) => by_length.min(d),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Tsify)]
@@ -378,6 +435,15 @@ pub struct SearchOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub now: Option<f64>,
+    /// Search as you type: the last query word, when the query does not end in a space or
+    /// punctuation, also matches the indexed words it begins ("instal" → "installation"), below
+    /// an exact match (default false; on in `<cairn-search>`).
+    #[tsify(optional)]
+    pub prefix: bool,
+    /// Typo tolerance for query words the index does not have (default false; on in
+    /// `<cairn-search>`): see `Fuzzy`.
+    #[tsify(optional)]
+    pub fuzzy: Fuzzy,
 }
 
 impl Default for SearchOptions {
@@ -402,6 +468,8 @@ impl Default for SearchOptions {
             recency_weight: 0.0,
             recency_half_life_days: 180.0,
             now: None,
+            prefix: false,
+            fuzzy: Fuzzy::default(),
         }
     }
 }

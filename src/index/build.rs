@@ -60,9 +60,20 @@ pub fn build(
     let links = resolve_links(&documents, raw_links);
     let texts: Vec<String> = chunks.iter().map(|c| indexed_text(&documents[c.doc as usize], c)).collect();
     let analyzer = crate::analyze::Analyzer::new(settings.analyzer.clone());
-    let terms: Vec<ChunkTerms> =
-        texts.par_iter().zip(&chunks).map(|(t, c)| ChunkTerms { document: c.doc, terms: analyzer.terms(t) }).collect();
-    let lexical = LexicalIndex::build(settings.bm25, terms);
+    // Each chunk's terms, and its distinct words (folded, unstemmed) with their terms.
+    let (terms, words): (Vec<ChunkTerms>, Vec<Vec<(String, String)>>) = texts
+        .par_iter()
+        .zip(&chunks)
+        .map(|(t, c)| {
+            let mut pairs = analyzer.words_and_terms(t);
+            let terms = pairs.iter().map(|(_, term)| term.clone()).collect();
+            pairs.sort_unstable();
+            pairs.dedup();
+            (ChunkTerms { document: c.doc, terms }, pairs)
+        })
+        .unzip();
+    let mut lexical = LexicalIndex::build(settings.bm25, terms);
+    lexical.set_words(words.into_iter().flatten());
 
     let vectors = match vectors {
         None => None,

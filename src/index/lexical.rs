@@ -7,6 +7,11 @@
 //! evidence, as in Callan 1994): a passage of a document that is about the query outranks an
 //! equal passage of one that mentions it in passing. Document statistics come from the same
 //! postings (a document's chunks are numbered together), so they cost no extra postings.
+//!
+//! The index also keeps every indexed word as it was written, folded but not stemmed, with its
+//! term, so a query word can stand for several terms: the words a prefix begins, or the words
+//! within an edit distance (`search::expand`). Such a word scores as the best of its terms,
+//! each weighted below an exact match.
 
 use std::collections::BTreeMap;
 
@@ -42,6 +47,13 @@ pub struct LexicalIndex {
     /// Length of every chunk in terms.
     chunk_lengths: Vec<u32>,
     average_length: f32,
+    /// Every indexed word (folded, unstemmed), sorted, and the term each one is indexed as.
+    words: Vec<String>,
+    word_terms: Vec<u32>,
+    /// `words` as an FST (word → position), built on first use: prefix ranges and Levenshtein
+    /// automata run on it.
+    #[serde(skip)]
+    word_set: std::sync::OnceLock<fst::Map<Vec<u8>>>,
     /// Which document each chunk belongs to, and the documents' lengths: derived from the
     /// index's chunks when the index is built or read, not stored twice.
     #[serde(skip)]
@@ -79,6 +91,12 @@ pub struct LexicalHit {
 pub struct ChunkTerms {
     pub document: u32,
     pub terms: Vec<String>,
+}
+
+/// A query word, and the terms it may match with their weights (1 for the word's own term).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryWord {
+    pub alternatives: Vec<(u32, f32)>,
 }
 
 impl LexicalIndex {
@@ -122,7 +140,61 @@ impl LexicalIndex {
                 bm25_idf(documents.lengths.len(), found)
             })
             .collect();
-        LexicalIndex { params, terms, idf, document_idf, postings, average_length: average(&chunk_lengths), chunk_lengths, documents }
+        LexicalIndex {
+            params,
+            terms,
+            idf,
+            document_idf,
+            postings,
+            average_length: average(&chunk_lengths),
+            chunk_lengths,
+            words: Vec::new(),
+            word_terms: Vec::new(),
+            word_set: Default::default(),
+            documents,
+        }
+    }
+
+    /// Records the words the terms were made from (word, term): each word once, with its term.
+    /// A word whose term is not indexed is left out.
+    pub fn set_words(&mut self, words: impl IntoIterator<Item = (String, String)>) {
+        let words: BTreeMap<String, String> = words.into_iter().collect();
+        self.words.clear();
+        self.word_terms.clear();
+        for (word, term) in words {
+            if let Ok(t) = self.terms.binary_search(&term) {
+                self.words.push(word);
+                self.word_terms.push(t as u32);
+            }
+        }
+        self.word_set = Default::default();
+    }
+
+    /// The position of an analyzed term, if the index has it.
+    pub fn term_id(&self, term: &str) -> Option<u32> {
+        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok().map(|i| i as u32)
+    }
+
+    pub fn term(&self, id: u32) -> &str {
+        &self.terms[id as usize]
+    }
+
+    /// How many chunks contain term `id`.
+    pub fn chunk_frequency(&self, id: u32) -> usize {
+        self.postings[id as usize].freqs.len()
+    }
+
+    /// The indexed words as an FST (word → position in `words`).
+    pub fn word_set(&self) -> &fst::Map<Vec<u8>> {
+        self.word_set.get_or_init(|| {
+            fst::Map::from_iter(self.words.iter().enumerate().map(|(i, w)| (w.as_bytes(), i as u64)))
+                .expect("words are validated sorted and unique")
+        })
+    }
+
+    /// The term word `position` of `word_set` is indexed as.
+    pub fn term_of_word(&self, position: u64) -> u32 {
+        self.word_terms[position as usize]
     }
 
     /// Gives an index read from a file its chunk → document table (`of_chunk[c]`: the document of
@@ -160,6 +232,12 @@ impl LexicalIndex {
                 return Err("a posting list points past the last chunk".into());
             }
         }
+        if self.words.len() != self.word_terms.len()
+            || self.words.windows(2).any(|w| w[0] >= w[1])
+            || self.word_terms.iter().any(|&t| t as usize >= self.terms.len())
+        {
+            return Err("the lexical index's word list is not sorted, or names a term it does not have".into());
+        }
         Ok(())
     }
 
@@ -174,38 +252,67 @@ impl LexicalIndex {
     /// With `allowed`, only chunks marked true are returned (a document's score still counts all
     /// of its chunks).
     pub fn search(&self, query_terms: &[String], limit: usize, allowed: Option<&[bool]>) -> Vec<LexicalHit> {
+        let words: Vec<QueryWord> =
+            query_terms.iter().filter_map(|t| self.term_id(t)).map(|t| QueryWord { alternatives: vec![(t, 1.0)] }).collect();
+        self.search_words(&words, limit, allowed)
+    }
+
+    /// [`search`](Self::search) for query words that may stand for several terms: a word adds,
+    /// to each chunk and document, the best of its weighted terms' BM25s (with one term of
+    /// weight 1, exactly that term's BM25).
+    pub fn search_words(&self, query: &[QueryWord], limit: usize, allowed: Option<&[bool]>) -> Vec<LexicalHit> {
         let mut passage_scores = vec![0f32; self.chunk_lengths.len()];
         let mut document_scores = vec![0f32; self.documents.lengths.len()];
         let mut touched = Vec::new();
-        for term in query_terms {
-            let Ok(t) = self.terms.binary_search(term) else { continue };
-            let postings = &self.postings[t];
-            // The term's frequency in the document whose chunks are being read.
-            let mut document: Option<(u32, u32)> = None;
-            let mut add_document = |document: Option<(u32, u32)>| {
-                if let Some((d, freq)) = document {
-                    let length = self.documents.lengths[d as usize] as f32;
-                    document_scores[d as usize] +=
-                        self.bm25(self.document_idf[t], freq, length, self.documents.average_length);
+        // One word's best term score per chunk and per document, merged into the totals after.
+        let mut word_passage = vec![0f32; self.chunk_lengths.len()];
+        let mut word_document = vec![0f32; self.documents.lengths.len()];
+        let (mut word_chunks, mut word_documents) = (Vec::new(), Vec::new());
+        for word in query {
+            for &(t, weight) in &word.alternatives {
+                let t = t as usize;
+                let postings = &self.postings[t];
+                // The term's frequency in the document whose chunks are being read.
+                let mut document: Option<(u32, u32)> = None;
+                let mut add_document = |document: Option<(u32, u32)>| {
+                    if let Some((d, freq)) = document {
+                        let length = self.documents.lengths[d as usize] as f32;
+                        let score = weight * self.bm25(self.document_idf[t], freq, length, self.documents.average_length);
+                        let slot = &mut word_document[d as usize];
+                        if *slot == 0.0 {
+                            word_documents.push(d);
+                        }
+                        *slot = slot.max(score);
+                    }
+                };
+                for (chunk, freq) in postings.chunks().zip(postings.freqs.iter().copied()) {
+                    let d = self.documents.of_chunk[chunk as usize];
+                    match &mut document {
+                        Some((current, total)) if *current == d => *total += freq,
+                        _ => add_document(document.replace((d, freq))),
+                    }
+                    if allowed.is_some_and(|a| !a[chunk as usize]) {
+                        continue;
+                    }
+                    let length = self.chunk_lengths[chunk as usize] as f32;
+                    let slot = &mut word_passage[chunk as usize];
+                    if *slot == 0.0 {
+                        word_chunks.push(chunk);
+                    }
+                    *slot = slot.max(weight * self.bm25(self.idf[t], freq, length, self.average_length));
                 }
-            };
-            for (chunk, freq) in postings.chunks().zip(postings.freqs.iter().copied()) {
-                let d = self.documents.of_chunk[chunk as usize];
-                match &mut document {
-                    Some((current, total)) if *current == d => *total += freq,
-                    _ => add_document(document.replace((d, freq))),
-                }
-                if allowed.is_some_and(|a| !a[chunk as usize]) {
-                    continue;
-                }
-                let length = self.chunk_lengths[chunk as usize] as f32;
+                add_document(document);
+            }
+            for chunk in word_chunks.drain(..) {
                 let slot = &mut passage_scores[chunk as usize];
                 if *slot == 0.0 {
                     touched.push(chunk);
                 }
-                *slot += self.bm25(self.idf[t], freq, length, self.average_length);
+                *slot += std::mem::take(&mut word_passage[chunk as usize]);
             }
-            add_document(document);
+            for d in word_documents.drain(..) {
+                document_scores[d as usize] += std::mem::take(&mut word_document[d as usize]);
+            }
         }
         let mut hits: Vec<LexicalHit> = touched
             .into_iter()

@@ -8,6 +8,7 @@
 
 pub mod context;
 pub mod documents;
+pub mod expand;
 pub mod filter;
 pub mod fuse;
 pub mod highlight;
@@ -17,7 +18,7 @@ use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::hit::{
     Citation, Explain, HitLink, LexicalSignal, LinkDirection, Neighbors, ScoreKind, ScoreTerm, SearchHit, SearchMode,
-    SearchOptions, SemanticSignal, SignalName, Signals, Via,
+    SearchOptions, SemanticSignal, SignalName, Signals, Via, Expansion,
 };
 use crate::index::vector::dot;
 use crate::index::Index;
@@ -65,7 +66,10 @@ pub mod limits {
 pub struct Retrieved {
     pub candidates: Vec<Candidate>,
     pub score_kind: ScoreKind,
+    /// The analyzed query terms, then the terms expansions reached: what highlights mark.
     pub query_terms: Vec<String>,
+    /// The expansions (`prefix`, `fuzzy`) the lexical signal searched.
+    pub expansions: Vec<Expansion>,
 }
 
 /// Runs one search.
@@ -83,10 +87,16 @@ pub fn search(index: &Index, query: &str, context: QueryContext<'_>, options: &S
 /// Ranks the index's chunks for a query: every candidate of the pool, best first.
 pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: &SearchOptions) -> Result<Retrieved> {
     validate(options)?;
-    let query_terms = query_terms(index, query)?;
+    let mut query_terms = query_terms(index, query)?;
+    let expanded = expand::expand(&index.lexical, &index.analyzer(), query, options);
+    for e in &expanded.expansions {
+        if !query_terms.contains(&e.term) {
+            query_terms.push(e.term.clone());
+        }
+    }
     if query_terms.is_empty() && !context.vector_from_caller {
         // Nothing to match and nothing to mean: an empty, stop-word or punctuation query.
-        return Ok(Retrieved { candidates: Vec::new(), score_kind: ScoreKind::Bm25, query_terms });
+        return Ok(Retrieved { candidates: Vec::new(), score_kind: ScoreKind::Bm25, query_terms, expansions: Vec::new() });
     }
     let pool = options.candidates.map(|c| c as usize).unwrap_or(100).max(options.limit as usize);
     let mask = match &options.filter {
@@ -110,7 +120,7 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
         _ => None,
     };
     let lexical_ran = options.mode != SearchMode::Semantic;
-    let lexical = if lexical_ran { index.lexical.search(&query_terms, pool, mask) } else { Vec::new() };
+    let lexical = if lexical_ran { index.lexical.search_words(&expanded.words, pool, mask) } else { Vec::new() };
     let semantic = match (semantic_vector, &index.vectors) {
         (Some(v), Some(vectors)) => vectors.search(v, pool, mask)?,
         _ => Vec::new(),
@@ -136,7 +146,7 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
         }
         top_k(&mut candidates, usize::MAX, |c| c.score, |c| c.chunk);
     }
-    Ok(Retrieved { candidates, score_kind, query_terms })
+    Ok(Retrieved { candidates, score_kind, query_terms, expansions: expanded.expansions })
 }
 
 /// The query's terms, after checking the query is within the limits.
@@ -383,7 +393,8 @@ fn explain(index: &Index, candidate: &Candidate, retrieved: &Retrieved) -> Expla
             matched_terms.push(term.clone());
         }
     }
-    Explain { found_by, method: retrieved.score_kind, terms, recency_factor: candidate.recency_factor, matched_terms }
+    let expansions = retrieved.expansions.iter().filter(|e| present.contains(&e.term)).cloned().collect();
+    Explain { found_by, method: retrieved.score_kind, terms, recency_factor: candidate.recency_factor, matched_terms, expansions }
 }
 
 fn neighbors(index: &Index, chunk: u32, n: u32) -> Neighbors {

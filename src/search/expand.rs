@@ -1,0 +1,153 @@
+//! Query expansion for search as you type: which indexed terms each query word may match.
+//!
+//! A word matches its own term (weight 1). With `prefix`, the word being typed (the query's last,
+//! when nothing follows it) also matches the indexed words it begins, the most frequent first;
+//! with `fuzzy`, a word the index does not have matches the indexed words within an edit
+//! distance. Both look words up as they were written (folded, not stemmed: "instal" begins
+//! "installation"), in the index's word FST, and weigh what they find below an exact match, so a
+//! complete word still ranks first. Lexical scoring takes each word's best term (`search_words`).
+
+use fst::automaton::{Levenshtein, Str};
+use fst::{Automaton, IntoStreamer, Streamer};
+
+use crate::analyze::Analyzer;
+use crate::hit::{Expansion, ExpansionKind, SearchOptions};
+use crate::index::lexical::{LexicalIndex, QueryWord};
+
+/// The most terms a prefix expands to, by chunk frequency.
+pub const PREFIX_TERMS: usize = 16;
+/// The most terms a misspelled word expands to, by edit distance, then chunk frequency.
+pub const FUZZY_TERMS: usize = 8;
+/// The shortest prefix that expands, in characters.
+pub const PREFIX_MIN_CHARS: usize = 2;
+/// The longest word typo matching looks at, in characters (the automaton grows with it).
+pub const FUZZY_MAX_CHARS: usize = 32;
+/// The most words of one query that typo matching looks at.
+pub const FUZZY_WORDS: usize = 16;
+
+/// The query's words as the lexical index searches them, and the expansions among them.
+pub struct Expanded {
+    pub words: Vec<QueryWord>,
+    pub expansions: Vec<Expansion>,
+}
+
+pub fn expand(index: &LexicalIndex, analyzer: &Analyzer, query: &str, options: &SearchOptions) -> Expanded {
+    let mut words = Vec::new();
+    let mut expansions = Vec::new();
+    let tokens = analyzer.tokens(query);
+    let mut fuzzy_words = 0;
+    for token in &tokens {
+        let exact = index.term_id(&token.term);
+        let mut word = QueryWord { alternatives: exact.map(|t| vec![(t, 1.0)]).unwrap_or_default() };
+        if exact.is_none() && fuzzy_words < FUZZY_WORDS {
+            fuzzy_words += 1;
+            let folded = analyzer.fold(&query[token.start..token.end]);
+            for (found, t, weight) in fuzzy(index, &folded, options) {
+                expansions.push(expansion(index, &folded, found, t, ExpansionKind::Fuzzy, weight));
+                word.alternatives.push((t, weight));
+            }
+        }
+        if !word.alternatives.is_empty() {
+            words.push(word);
+        }
+    }
+    if options.prefix {
+        if let Some((start, typed)) = typing(query) {
+            let folded = analyzer.fold(typed);
+            // A finished stop word after other words ("how to") is not being typed further.
+            let stop_word = analyzer.terms(typed).is_empty();
+            if folded.chars().count() >= PREFIX_MIN_CHARS && !(stop_word && !tokens.is_empty()) {
+                // The typed word's own query word, if it has one, gains the completions.
+                let own = tokens.iter().position(|t| t.start == start).and_then(|i| {
+                    let term = index.term_id(&tokens[i].term)?;
+                    words.iter().position(|w| w.alternatives.first().is_some_and(|a| a.0 == term))
+                });
+                let mut completions = QueryWord { alternatives: Vec::new() };
+                let target = match own {
+                    Some(i) => &mut words[i],
+                    None => &mut completions,
+                };
+                for (found, t, weight) in prefixed(index, &folded) {
+                    if target.alternatives.iter().any(|a| a.0 == t) {
+                        continue;
+                    }
+                    expansions.push(expansion(index, &folded, found, t, ExpansionKind::Prefix, weight));
+                    target.alternatives.push((t, weight));
+                }
+                if !completions.alternatives.is_empty() {
+                    words.push(completions);
+                }
+            }
+        }
+    }
+    Expanded { words, expansions }
+}
+
+/// The word being typed: the query's last word, when nothing (no space, no punctuation) follows
+/// it; with its byte offset.
+fn typing(query: &str) -> Option<(usize, &str)> {
+    use unicode_segmentation::UnicodeSegmentation;
+    let (start, word) = query.unicode_word_indices().last()?;
+    (start + word.len() == query.len()).then_some((start, word))
+}
+
+fn expansion(index: &LexicalIndex, query: &str, word: String, term: u32, kind: ExpansionKind, weight: f32) -> Expansion {
+    Expansion { query: query.to_string(), word, term: index.term(term).to_string(), kind, weight }
+}
+
+/// The indexed words `typed` begins (not itself), one per term, the most frequent terms first:
+/// (word, term, weight). The weight grows with how much of the word is typed: 0.5 + 0.4 ×
+/// typed / word characters, below 1.
+fn prefixed(index: &LexicalIndex, typed: &str) -> Vec<(String, u32, f32)> {
+    let set = index.word_set();
+    let mut stream = set.search(Str::new(typed).starts_with()).into_stream();
+    let typed_chars = typed.chars().count() as f32;
+    let mut found: Vec<(String, u32, f32)> = Vec::new();
+    while let Some((word, position)) = stream.next() {
+        if word == typed.as_bytes() {
+            continue;
+        }
+        let word = String::from_utf8_lossy(word).into_owned();
+        let weight = 0.5 + 0.4 * typed_chars / word.chars().count() as f32;
+        found.push((word, index.term_of_word(position), weight));
+    }
+    best_per_term(index, found, PREFIX_TERMS, false)
+}
+
+/// The indexed words within the allowed edit distance of `word` (one per term): distance 1 at
+/// weight 0.5, distance 2 at 0.3, nearer and more frequent terms first.
+fn fuzzy(index: &LexicalIndex, word: &str, options: &SearchOptions) -> Vec<(String, u32, f32)> {
+    let chars = word.chars().count();
+    let max = options.fuzzy.distance(chars);
+    if max == 0 || chars > FUZZY_MAX_CHARS {
+        return Vec::new();
+    }
+    let set = index.word_set();
+    let mut found: Vec<(String, u32, f32)> = Vec::new();
+    for distance in 1..=max {
+        let Ok(automaton) = Levenshtein::new(word, distance) else { break };
+        let mut stream = set.search(automaton).into_stream();
+        while let Some((w, position)) = stream.next() {
+            let w = String::from_utf8_lossy(w).into_owned();
+            if found.iter().any(|f| f.0 == w) {
+                continue;
+            }
+            found.push((w, index.term_of_word(position), if distance == 1 { 0.5 } else { 0.3 }));
+        }
+    }
+    best_per_term(index, found, FUZZY_TERMS, true)
+}
+
+/// One entry per term (its highest weight), at most `max`: the terms that most chunks hold
+/// (after the highest weights, when `weight_first`), ties by term.
+fn best_per_term(index: &LexicalIndex, mut found: Vec<(String, u32, f32)>, max: usize, weight_first: bool) -> Vec<(String, u32, f32)> {
+    found.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
+    found.dedup_by_key(|f| f.1);
+    let frequency = |f: &(String, u32, f32)| index.chunk_frequency(f.1);
+    found.sort_by(|a, b| {
+        let weight = if weight_first { b.2.total_cmp(&a.2) } else { std::cmp::Ordering::Equal };
+        weight.then(frequency(b).cmp(&frequency(a))).then(a.1.cmp(&b.1))
+    });
+    found.truncate(max);
+    found
+}
