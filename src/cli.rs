@@ -234,6 +234,9 @@ fn index(args: IndexArgs) -> Result<()> {
     }
     let exclude = globs.build()?;
     let files = ingest::collect_files(&args.inputs, &exclude)?;
+    for skipped in &files.skipped {
+        eprintln!("skipped {}", terminal_safe(&skipped.to_string(), 1000));
+    }
     if files.is_empty() {
         bail!("no files to index in {:?}: cairn reads .md, .markdown, .html, .htm, .pdf, .txt and .jsonl", args.inputs);
     }
@@ -254,10 +257,13 @@ fn index(args: IndexArgs) -> Result<()> {
     for skipped in &ingested.skipped {
         eprintln!("skipped {}", terminal_safe(&skipped.to_string(), 1000));
     }
+    for warning in &ingested.warnings {
+        eprintln!("warning {}", terminal_safe(&warning.to_string(), 1000));
+    }
     if ingested.documents.is_empty() && !args.allow_empty {
         bail!(
             "every input was skipped ({} problems above), so there is nothing to index; the previous index, if any, is kept (pass --allow-empty to write an empty index)",
-            ingested.skipped.len()
+            files.skipped.len() + ingested.skipped.len()
         );
     }
     let chunk_total: usize = ingested.documents.iter().map(|d| d.chunks.len()).sum();
@@ -301,7 +307,11 @@ fn index(args: IndexArgs) -> Result<()> {
         bytes.len(),
         path.display(),
         started.elapsed().as_secs_f64(),
-        if ingested.skipped.is_empty() { String::new() } else { format!("; skipped {}", ingested.skipped.len()) }
+        [("skipped", files.skipped.len() + ingested.skipped.len()), ("warnings", ingested.warnings.len())]
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(what, n)| format!("; {what} {n}"))
+            .collect::<String>()
     );
     Ok(())
 }

@@ -1,17 +1,33 @@
-//! HTML pages, as a static site generator writes them (parsed with scraper/html5ever, which
-//! repairs broken markup the way browsers do). The content is the `[data-cairn-body]`
-//! elements when the page marks any, else `<main>`, else the first `<article>`, else `<body>`;
-//! `[data-cairn-ignore]` elements, and `<nav>`, `<script>`, `<style>`, `<template>`,
-//! `<noscript>` and `<svg>`, are left out. Headings cut sections, their `id` is the anchor.
-//! Metadata comes from `<meta>` tags and `data-cairn-meta="key"` (the element's text) or
-//! `data-cairn-meta="key:value"`. The parser keeps no source positions, so each block's
-//! source offset is where its first word is next found in the raw HTML.
+//! HTML pages, as a static site generator writes them (parsed by html5ever into scraper's tree,
+//! which repairs broken markup the way browsers do). The content is the outermost
+//! `[data-cairn-body]` elements when the page marks any, else `<main>`, else the first
+//! `<article>`, else `<body>`; `[data-cairn-ignore]` elements, and `<nav>`, `<script>`,
+//! `<style>`, `<template>`, `<noscript>` and `<svg>`, are left out. Headings cut sections, their
+//! `id` is the anchor. Metadata comes from `<meta>` tags and `data-cairn-meta="key"` (the
+//! element's text) or `data-cairn-meta="key:value"`. While the page is parsed, each text node
+//! notes where its first character stands in the source (the tokenizer has just consumed the
+//! token that made it), so a block's offset and line are exact. Trees are walked in one pass
+//! with an explicit stack (ego-tree's traversal), never by recursion. A page whose elements nest
+//! deeper than 1024 levels is refused: html5ever's work for each element grows with the depth
+//! (100,000 levels take minutes), and a browser shows no more than 512. So is a page whose
+//! misnested formatting tags, reopened by the parser for each paragraph, multiply into more
+//! elements than it has bytes to write them with.
 
-use ego_tree::NodeRef;
-use scraper::{ElementRef, Html, Node, Selector};
+use std::borrow::Cow;
+use std::cell::{Cell, Ref, RefCell};
+use std::collections::hash_map::{Entry, HashMap};
+
+use ego_tree::iter::Edge;
+use ego_tree::{NodeId, NodeRef};
+use encoding_rs::Encoding;
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::{BufferQueue, Tokenizer};
+use html5ever::tree_builder::{ElementFlags, NodeOrText, QuirksMode, TreeBuilder, TreeSink};
+use html5ever::{Attribute, QualName, TokenizerResult};
+use scraper::{Html, HtmlTreeSink, Node, Selector};
 use serde_json::{Map, Value};
 
-use super::{chunk_file, dates, file_stem, file_url, IngestOptions, InputFile, RawLink, SourceDocument};
+use super::{chunk_file, dates, file_stem, file_url, origin, IngestOptions, InputFile, RawLink, SourceDocument};
 use crate::chunk::{Block, Section};
 use crate::hit::DocType;
 use crate::index::Document;
@@ -21,42 +37,39 @@ const BLOCKS: &[&str] = &[
     "p", "div", "li", "ul", "ol", "pre", "table", "tr", "td", "th", "blockquote", "section", "article", "main", "dd",
     "dt", "dl", "figure", "figcaption", "header", "footer", "aside", "details", "summary", "hr", "body",
 ];
+/// The most text kept of one link or `data-cairn-meta` element, in bytes.
+const CAPTURED: usize = 1000;
+/// The deepest nesting of elements read.
+const MAX_DEPTH: usize = 1024;
 
-pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDocument {
-    let html = Html::parse_document(source);
+pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> Result<SourceDocument, String> {
+    let (html, starts) = parse(source)?;
     let select = |css: &str| Selector::parse(css).expect("a valid selector");
-    let mut metadata = Map::new();
-    for meta in html.select(&select("meta[content]")) {
-        let key = meta.attr("name").or(meta.attr("property")).unwrap_or_default();
-        if !key.is_empty() {
-            metadata.insert(key.to_string(), Value::String(meta.attr("content").unwrap_or_default().to_string()));
-        }
-    }
-    for element in html.select(&select("[data-cairn-meta]")) {
-        let spec = element.attr("data-cairn-meta").unwrap_or_default();
-        let (key, value) = match spec.split_once(':') {
-            Some((k, v)) => (k.trim(), v.trim().to_string()),
-            None => (spec.trim(), collapse(&element.text().collect::<String>())),
-        };
-        if !key.is_empty() {
-            metadata.insert(key.to_string(), Value::String(value));
-        }
-    }
-    let roots: Vec<ElementRef> = {
-        let marked: Vec<ElementRef> = html.select(&select("[data-cairn-body]")).collect();
+    let metadata = metadata(&html);
+    let roots: Vec<NodeRef<Node>> = {
+        let marked = outermost_marked(&html);
         if !marked.is_empty() {
             marked
         } else {
-            ["main", "article", "body"]
-                .iter()
-                .find_map(|css| html.select(&select(css)).next())
-                .map(|e| vec![e])
-                .unwrap_or_else(|| vec![html.root_element()])
+            let content = ["main", "article", "body"].iter().find_map(|css| html.select(&select(css)).next());
+            vec![*content.unwrap_or_else(|| html.root_element())]
         }
     };
-    let mut walker = Walker { source, cursor: 0, sections: vec![Section::default()], headings: Vec::new(), block: String::new(), links: Vec::new(), first_h1: None, pre: 0 };
+    let mut walker = Walker {
+        starts: &starts,
+        block_start: None,
+        last_start: 0,
+        sections: vec![Section::default()],
+        headings: Vec::new(),
+        block: String::new(),
+        links: Vec::new(),
+        link_text: Captures::default(),
+        first_h1: None,
+        pre: 0,
+        inside: None,
+    };
     for root in roots {
-        walker.walk(*root);
+        walker.walk(root);
         walker.flush();
     }
     let page_title = html.select(&select("title")).next().map(|t| collapse(&t.text().collect::<String>())).filter(|t| !t.is_empty());
@@ -69,7 +82,7 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
         .unwrap_or_else(|| file_stem(file));
     let meta = Value::Object(metadata);
     let chunks = chunk_file(&walker.sections, &title, source, options);
-    SourceDocument {
+    Ok(SourceDocument {
         document: Document {
             id: file.relative(),
             doc_type: DocType::Html,
@@ -81,85 +94,443 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
         },
         chunks,
         links: walker.links,
+        origin: origin(file),
+    })
+}
+
+/// The encoding a page declares in its first 1024 bytes, where browsers look for it:
+/// `<meta charset="…">` or `<meta http-equiv="Content-Type" content="…; charset=…">`.
+pub fn declared_encoding(bytes: &[u8]) -> Option<&'static Encoding> {
+    let head = bytes[..bytes.len().min(1024)].to_ascii_lowercase();
+    let find = |haystack: &[u8], needle: &[u8]| haystack.windows(needle.len()).position(|w| w == needle);
+    let mut rest = &head[..];
+    while let Some(at) = find(rest, b"<meta") {
+        rest = &rest[at + 5..];
+        let tag = &rest[..rest.iter().position(|&b| b == b'>').unwrap_or(rest.len())];
+        let Some(at) = find(tag, b"charset") else { continue };
+        let Some(value) = tag[at + 7..].trim_ascii_start().strip_prefix(b"=") else { continue };
+        let value = value.trim_ascii_start();
+        let value = value.strip_prefix(b"\"").or(value.strip_prefix(b"'")).unwrap_or(value);
+        let end = value.iter().position(|&b| b"\"';/>".contains(&b) || b.is_ascii_whitespace()).unwrap_or(value.len());
+        // A page that says UTF-16 is read as UTF-8 (it was decoded to reach the tag).
+        if let Some(encoding) = Encoding::for_label(&value[..end]) {
+            return Some(encoding.output_encoding());
+        }
+    }
+    None
+}
+
+/// Parses a page as scraper does, noting where each text node's first non-blank character
+/// stands in the source. The page is fed in pieces, so that parsing stops soon after the
+/// elements nest too deep.
+fn parse(source: &str) -> Result<(Html, HashMap<NodeId, usize>), String> {
+    let input = BufferQueue::default();
+    let sink = Sink {
+        tree: HtmlTreeSink::new(Html::new_document()),
+        source,
+        input: &input,
+        fed: Cell::new(0),
+        starts: RefCell::default(),
+        depths: RefCell::default(),
+        too_deep: Cell::new(false),
+        elements: Cell::new(0),
+    };
+    let most_elements = source.len() / 2 + 10_000;
+    let tokenizer = Tokenizer::new(TreeBuilder::new(sink, Default::default()), Default::default());
+    let mut start = 0;
+    while start < source.len() {
+        let mut end = (start + 8192).min(source.len());
+        while !source.is_char_boundary(end) {
+            end += 1;
+        }
+        input.push_back(StrTendril::from_slice(&source[start..end]));
+        tokenizer.sink.sink.fed.set(end);
+        while let TokenizerResult::Script(_) = tokenizer.feed(&input) {}
+        if tokenizer.sink.sink.too_deep.get() {
+            return Err(format!("its elements nest deeper than {MAX_DEPTH} levels (a browser nests no deeper than 512)"));
+        }
+        if tokenizer.sink.sink.elements.get() > most_elements {
+            return Err(format!(
+                "its {} bytes make more than {most_elements} elements (misnested formatting tags, reopened in every paragraph)",
+                source.len()
+            ));
+        }
+        start = end;
+    }
+    tokenizer.end();
+    let sink = tokenizer.sink.sink;
+    Ok((sink.tree.finish(), sink.starts.into_inner()))
+}
+
+/// scraper's tree sink, where each text node begins, and how deep each element is. When text is
+/// added, the input the tokenizer has consumed ends with the token that made it.
+struct Sink<'a> {
+    tree: HtmlTreeSink,
+    source: &'a str,
+    input: &'a BufferQueue,
+    /// How much of the source has been put in `input`.
+    fed: Cell<usize>,
+    starts: RefCell<HashMap<NodeId, usize>>,
+    depths: RefCell<HashMap<NodeId, usize>>,
+    too_deep: Cell<bool>,
+    /// Elements made so far.
+    elements: Cell<usize>,
+}
+
+impl Sink<'_> {
+    /// Notes where `piece`, just added to `node`, begins, if it is the node's first non-blank text.
+    fn note(&self, node: Option<NodeId>, piece: &str) {
+        let (Some(node), Some(lead)) = (node, piece.find(|c: char| !c.is_whitespace())) else { return };
+        let mut starts = self.starts.borrow_mut();
+        let Entry::Vacant(entry) = starts.entry(node) else { return };
+        let left = self.input.clone();
+        let end = self.fed.get() - std::iter::from_fn(|| left.pop_front()).map(|b| b.len()).sum::<usize>();
+        // The piece as written, else a character reference (`&ldquo;`, `&#122;`) ending there,
+        // else the piece a character or so before (the tokenizer read on to decide), else text
+        // the parser moved (out of a table), placed by its length.
+        let near = floor_char_boundary(self.source, end.saturating_sub(piece.len() + 8));
+        let reference = self.source[near..end].rfind('&').filter(|&at| is_reference(&self.source[near + at + 1..end]));
+        let start = if self.source[..end].ends_with(piece) {
+            end - piece.len() + lead
+        } else if let Some(at) = reference {
+            near + at
+        } else if let Some(at) = self.source[near..end].rfind(piece) {
+            near + at + lead
+        } else {
+            floor_char_boundary(self.source, end.saturating_sub(piece.len()))
+        };
+        entry.insert(start);
+    }
+
+    fn text_node(&self, node: Option<NodeRef<Node>>) -> Option<NodeId> {
+        node.filter(|n| n.value().is_text()).map(|n| n.id())
+    }
+
+    /// Notes the depth of an element placed `below` levels under `at`.
+    fn nest(&self, at: NodeId, child: &NodeOrText<NodeId>, below: usize) {
+        if let NodeOrText::AppendNode(child) = child {
+            let mut depths = self.depths.borrow_mut();
+            let depth = depths.get(&at).copied().unwrap_or(0) + below;
+            depths.insert(*child, depth);
+            if depth > MAX_DEPTH {
+                self.too_deep.set(true);
+            }
+        }
     }
 }
 
+/// Whether `text` is what follows the `&` of a character reference: a name or number, `;` maybe.
+fn is_reference(text: &str) -> bool {
+    let name = text.strip_suffix(';').unwrap_or(text);
+    let name = name.strip_prefix('#').unwrap_or(name);
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn text_of(child: &NodeOrText<NodeId>) -> Option<StrTendril> {
+    match child {
+        NodeOrText::AppendText(text) => Some(text.clone()),
+        NodeOrText::AppendNode(_) => None,
+    }
+}
+
+impl TreeSink for Sink<'_> {
+    type Handle = NodeId;
+    type Output = Self;
+    type ElemName<'b>
+        = Ref<'b, QualName>
+    where
+        Self: 'b;
+
+    fn finish(self) -> Self {
+        self
+    }
+    fn append(&self, parent: &NodeId, child: NodeOrText<NodeId>) {
+        self.nest(*parent, &child, 1);
+        let text = text_of(&child);
+        self.tree.append(parent, child);
+        if let Some(piece) = text {
+            let node = self.text_node(self.tree.0.borrow().tree.get(*parent).and_then(|p| p.last_child()));
+            self.note(node, &piece);
+        }
+    }
+    fn append_before_sibling(&self, sibling: &NodeId, child: NodeOrText<NodeId>) {
+        self.nest(*sibling, &child, 0);
+        let text = text_of(&child);
+        self.tree.append_before_sibling(sibling, child);
+        if let Some(piece) = text {
+            let node = self.text_node(self.tree.0.borrow().tree.get(*sibling).and_then(|s| s.prev_sibling()));
+            self.note(node, &piece);
+        }
+    }
+    fn append_based_on_parent_node(&self, element: &NodeId, prev_element: &NodeId, child: NodeOrText<NodeId>) {
+        let has_parent = self.tree.0.borrow().tree.get(*element).is_some_and(|e| e.parent().is_some());
+        if has_parent {
+            self.append_before_sibling(element, child)
+        } else {
+            self.append(prev_element, child)
+        }
+    }
+    fn parse_error(&self, msg: Cow<'static, str>) {
+        self.tree.parse_error(msg)
+    }
+    fn get_document(&self) -> NodeId {
+        self.tree.get_document()
+    }
+    fn elem_name<'b>(&'b self, target: &'b NodeId) -> Ref<'b, QualName> {
+        self.tree.elem_name(target)
+    }
+    fn create_element(&self, name: QualName, attrs: Vec<Attribute>, flags: ElementFlags) -> NodeId {
+        self.elements.set(self.elements.get() + 1);
+        self.tree.create_element(name, attrs, flags)
+    }
+    fn create_comment(&self, text: StrTendril) -> NodeId {
+        self.tree.create_comment(text)
+    }
+    fn create_pi(&self, target: StrTendril, data: StrTendril) -> NodeId {
+        self.tree.create_pi(target, data)
+    }
+    fn append_doctype_to_document(&self, name: StrTendril, public_id: StrTendril, system_id: StrTendril) {
+        self.tree.append_doctype_to_document(name, public_id, system_id)
+    }
+    fn get_template_contents(&self, target: &NodeId) -> NodeId {
+        self.tree.get_template_contents(target)
+    }
+    fn same_node(&self, x: &NodeId, y: &NodeId) -> bool {
+        x == y
+    }
+    fn set_quirks_mode(&self, mode: QuirksMode) {
+        self.tree.set_quirks_mode(mode)
+    }
+    fn add_attrs_if_missing(&self, target: &NodeId, attrs: Vec<Attribute>) {
+        self.tree.add_attrs_if_missing(target, attrs)
+    }
+    fn remove_from_parent(&self, target: &NodeId) {
+        self.tree.remove_from_parent(target)
+    }
+    fn reparent_children(&self, node: &NodeId, new_parent: &NodeId) {
+        self.tree.reparent_children(node, new_parent)
+    }
+}
+
+/// `<meta>` tags, then `data-cairn-meta` elements (a later key wins).
+fn metadata(html: &Html) -> Map<String, Value> {
+    let mut metadata = Map::new();
+    for meta in html.select(&Selector::parse("meta[content]").expect("a valid selector")) {
+        let key = meta.attr("name").or(meta.attr("property")).unwrap_or_default();
+        if !key.is_empty() {
+            metadata.insert(key.to_string(), Value::String(meta.attr("content").unwrap_or_default().to_string()));
+        }
+    }
+    let mut insert = |key: &str, value: String| {
+        if !key.is_empty() {
+            metadata.insert(key.to_string(), Value::String(value));
+        }
+    };
+    let mut texts = Captures::default();
+    for edge in html.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) => match node.value() {
+                Node::Text(text) => texts.push(text),
+                Node::Element(element) => match element.attr("data-cairn-meta").map(|spec| spec.split_once(':').ok_or(spec)) {
+                    Some(Ok((key, value))) => insert(key.trim(), value.trim().to_string()),
+                    Some(Err(key)) => texts.open(node.id(), key.trim().to_string()),
+                    None => {}
+                },
+                _ => {}
+            },
+            Edge::Close(node) => {
+                if let Some((key, value)) = texts.close(node.id()) {
+                    insert(&key, value);
+                }
+            }
+        }
+    }
+    metadata
+}
+
+/// The `[data-cairn-body]` elements that are not inside another one, in document order.
+fn outermost_marked(html: &Html) -> Vec<NodeRef<'_, Node>> {
+    let mut found = Vec::new();
+    let mut inside = None;
+    for edge in html.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) if inside.is_none() && node.value().as_element().is_some_and(|e| e.attr("data-cairn-body").is_some()) => {
+                inside = Some(node.id());
+                found.push(node);
+            }
+            Edge::Close(node) if inside == Some(node.id()) => inside = None,
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The text of elements that can nest (links, `data-cairn-meta`), gathered in the same pass:
+/// the open ones share one buffer, each knowing where its own text begins, so nesting costs no
+/// second reading. Each text is cut at [`CAPTURED`] bytes.
+struct Captures<T> {
+    text: String,
+    open: Vec<(NodeId, usize, T)>,
+}
+
+impl<T> Default for Captures<T> {
+    fn default() -> Self {
+        Captures { text: String::new(), open: Vec::new() }
+    }
+}
+
+impl<T> Captures<T> {
+    fn open(&mut self, id: NodeId, what: T) {
+        self.open.push((id, self.text.len(), what));
+    }
+
+    fn push(&mut self, text: &str) {
+        if !self.open.is_empty() {
+            self.text.push_str(text);
+        }
+    }
+
+    /// What was opened for `id`, and its text, if `id` is the innermost open element.
+    fn close(&mut self, id: NodeId) -> Option<(T, String)> {
+        if self.open.last()?.0 != id {
+            return None;
+        }
+        let (_, start, what) = self.open.pop()?;
+        let end = floor_char_boundary(&self.text, (start + CAPTURED).min(self.text.len()));
+        let text = collapse(&self.text[start..end]);
+        if self.open.is_empty() {
+            self.text.clear();
+        }
+        Some((what, text))
+    }
+}
+
+/// An element whose subtree the walker reads differently.
+enum Inside {
+    /// Left out.
+    Ignored,
+    /// A heading: its text and anchor are gathered.
+    Heading { level: u8, text: String, anchor: Option<String> },
+}
+
 struct Walker<'a> {
-    source: &'a str,
-    /// Where in the raw HTML the last block was found; the next is looked for after it.
-    cursor: usize,
+    /// Where each text node's first non-blank character stands in the source.
+    starts: &'a HashMap<NodeId, usize>,
+    /// The source offset of the block being gathered, once it has text, and of the last block.
+    block_start: Option<usize>,
+    last_start: usize,
     sections: Vec<Section>,
     headings: Vec<(u8, String)>,
     block: String,
     links: Vec<RawLink>,
+    /// The text of the open links, each with its index in `links`.
+    link_text: Captures<usize>,
     first_h1: Option<String>,
     /// Depth of `<pre>` elements we are inside (whitespace is kept there).
     pre: usize,
+    /// The element being passed over or read as a heading, until it closes.
+    inside: Option<(NodeId, Inside)>,
 }
 
 impl Walker<'_> {
-    fn walk(&mut self, node: NodeRef<Node>) {
-        for child in node.children() {
-            match child.value() {
-                Node::Text(text) => self.push_text(text),
-                Node::Element(element) => {
-                    let name = element.name();
-                    if SKIPPED.contains(&name) || element.attr("data-cairn-ignore").is_some() {
-                        continue;
-                    }
-                    let element_ref = ElementRef::wrap(child).expect("an element");
-                    if let Some(level) = heading_level(name) {
-                        self.flush();
-                        let text = collapse(&element_ref.text().collect::<String>());
-                        if level == 1 && self.first_h1.is_none() {
-                            self.first_h1 = Some(text.clone());
-                        }
-                        self.headings.retain(|(l, _)| *l < level);
-                        self.headings.push((level, text));
-                        let anchor = element.attr("id").map(str::to_string).or_else(|| {
-                            element_ref.select(&Selector::parse("[id]").expect("selector")).next().and_then(|e| e.attr("id").map(str::to_string))
-                        });
-                        self.sections.push(Section {
-                            heading_path: self.headings.iter().map(|(_, t)| t.clone()).collect(),
-                            anchor,
-                            blocks: Vec::new(),
-                        });
-                        continue;
-                    }
-                    if name == "a" {
-                        if let Some(href) = element.attr("href") {
-                            let text = collapse(&element_ref.text().collect::<String>());
-                            self.links.push(RawLink { target: href.to_string(), text });
-                        }
-                    }
-                    if name == "br" {
-                        self.block.push('\n');
-                        continue;
-                    }
-                    let block = BLOCKS.contains(&name);
-                    if block {
-                        self.flush();
-                    }
-                    if name == "pre" {
-                        self.pre += 1;
-                    }
-                    self.walk(child);
-                    if name == "pre" {
-                        self.pre -= 1;
-                    }
-                    if block {
-                        self.flush();
-                    }
-                    if name == "td" || name == "th" {
-                        self.block.push_str(" | ");
-                    }
-                }
+    /// Reads what is under `root` (not `root` itself).
+    fn walk(&mut self, root: NodeRef<Node>) {
+        for edge in root.traverse() {
+            match edge {
+                Edge::Open(node) if node != root => self.open(node),
+                Edge::Close(node) if node != root => self.close(node),
                 _ => {}
             }
         }
     }
 
-    fn push_text(&mut self, text: &str) {
+    fn open(&mut self, node: NodeRef<Node>) {
+        if let Some((_, inside)) = &mut self.inside {
+            if let Inside::Heading { text, anchor, .. } = inside {
+                match node.value() {
+                    Node::Text(t) => text.push_str(t),
+                    Node::Element(e) if anchor.is_none() => *anchor = e.attr("id").map(str::to_string),
+                    _ => {}
+                }
+            }
+            return;
+        }
+        match node.value() {
+            Node::Text(text) => self.push_text(text, node.id()),
+            Node::Element(element) => {
+                let name = element.name();
+                if SKIPPED.contains(&name) || element.attr("data-cairn-ignore").is_some() {
+                    self.inside = Some((node.id(), Inside::Ignored));
+                } else if let Some(level) = heading_level(name) {
+                    self.flush();
+                    let anchor = element.attr("id").map(str::to_string);
+                    self.inside = Some((node.id(), Inside::Heading { level, text: String::new(), anchor }));
+                } else if name == "br" {
+                    self.block.push('\n');
+                } else {
+                    if let Some(href) = element.attr("href").filter(|_| name == "a") {
+                        self.links.push(RawLink { target: href.to_string(), text: String::new() });
+                        self.link_text.open(node.id(), self.links.len() - 1);
+                    }
+                    if BLOCKS.contains(&name) {
+                        self.flush();
+                    }
+                    if name == "pre" {
+                        self.pre += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn close(&mut self, node: NodeRef<Node>) {
+        if let Some((id, _)) = &self.inside {
+            if *id == node.id() {
+                if let Some((_, Inside::Heading { level, text, anchor })) = self.inside.take() {
+                    self.heading(level, &text, anchor);
+                }
+            }
+            return;
+        }
+        let Node::Element(element) = node.value() else { return };
+        let name = element.name();
+        if name == "pre" {
+            self.pre = self.pre.saturating_sub(1);
+        }
+        if BLOCKS.contains(&name) {
+            self.flush();
+        }
+        if name == "td" || name == "th" {
+            self.block.push_str(" | ");
+        }
+        if let Some((link, text)) = self.link_text.close(node.id()) {
+            self.links[link].text = text;
+        }
+    }
+
+    fn heading(&mut self, level: u8, text: &str, anchor: Option<String>) {
+        let text = collapse(text);
+        if level == 1 && self.first_h1.is_none() {
+            self.first_h1 = Some(text.clone());
+        }
+        self.headings.retain(|(l, _)| *l < level);
+        self.headings.push((level, text));
+        self.sections.push(Section { heading_path: self.headings.iter().map(|(_, t)| t.clone()).collect(), anchor, blocks: Vec::new() });
+    }
+
+    fn push_text(&mut self, text: &str, node: NodeId) {
+        self.link_text.push(text);
+        if self.block_start.is_none() && text.contains(|c: char| !c.is_whitespace()) {
+            self.block_start = self.starts.get(&node).copied();
+        }
         if self.pre > 0 {
             self.block.push_str(text);
             return;
@@ -181,18 +552,16 @@ impl Walker<'_> {
         }
     }
 
-    /// Ends the current block, placing it in the source after the previous one.
+    /// Ends the current block, at the source offset of its first text.
     fn flush(&mut self) {
         let text = std::mem::take(&mut self.block);
+        let start = self.block_start.take();
         let text = text.trim().trim_end_matches('|').trim().to_string();
         if text.is_empty() {
             return;
         }
-        let first_word = text.split_whitespace().next().unwrap_or_default();
-        if let Some(found) = self.source.get(self.cursor..).and_then(|rest| rest.find(first_word)) {
-            self.cursor += found;
-        }
-        let block = Block::verbatim(text, self.cursor as u64);
+        self.last_start = start.unwrap_or(self.last_start);
+        let block = Block::verbatim(text, self.last_start as u64);
         self.sections.last_mut().expect("a section").blocks.push(block);
     }
 }
@@ -222,7 +591,7 @@ mod tests {
 
     fn page(html: &str) -> SourceDocument {
         let file = InputFile { root: PathBuf::from("site"), path: PathBuf::from("site/guide/index.html") };
-        read(&file, html, &IngestOptions { chunk_limit: ChunkLimit::words(200), base_url: "/docs/".into() })
+        read(&file, html, &IngestOptions { chunk_limit: ChunkLimit::words(200), base_url: "/docs/".into() }).unwrap()
     }
 
     #[test]
@@ -252,5 +621,55 @@ mod tests {
         let texts: Vec<&str> = doc.chunks.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(texts, vec!["Unclosed text\n\nSecond"]);
         assert_eq!(doc.chunks[0].heading_path, vec!["Part".to_string()]);
+    }
+
+    #[test]
+    fn blocks_that_start_with_entities_keep_their_lines() {
+        let source = "<html><body>\n<p>&ldquo;Quoted&rdquo; words</p>\n<p>&amp; more</p>\n\n<p>plain text</p>\n<ul><li>&#122;ebra crossing</li></ul>\n<p>&nbsp;&nbsp;spaced out</p>\n<table><tr><td>&lt;cell&gt;</td></tr></table></body></html>\n";
+        // Two words a chunk: one chunk a block.
+        let doc = read(
+            &InputFile { root: PathBuf::from("site"), path: PathBuf::from("site/a.html") },
+            source,
+            &IngestOptions { chunk_limit: ChunkLimit::words(2), base_url: String::new() },
+        )
+        .unwrap();
+        let starts: Vec<(&str, u32, &str)> = doc
+            .chunks
+            .iter()
+            .map(|c| (c.text.as_str(), c.line_start, &source[c.source_offset as usize..][..6]))
+            .collect();
+        assert_eq!(
+            starts,
+            vec![
+                ("\u{201c}Quoted\u{201d} words", 2, "&ldquo"),
+                ("& more", 3, "&amp; "),
+                ("plain text", 5, "plain "),
+                ("zebra crossing", 6, "&#122;"),
+                ("spaced out", 7, "spaced"),
+                ("<cell>", 8, "&lt;ce"),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_outermost_marked_body_is_read_and_link_words_are_gathered_once() {
+        let doc = page(
+            r#"<body><div data-cairn-body><p>Outer <a href="x.html">link <a href="y.html">inner</a></a></p><div data-cairn-body><p>Inner</p></div></div>
+            <p data-cairn-meta="author">Ada <span data-cairn-meta="first">Lovelace</span></p></body>"#,
+        );
+        let texts: Vec<&str> = doc.chunks.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, vec!["Outer link inner\n\nInner"]);
+        let meta: Value = serde_json::from_str(doc.document.metadata.as_deref().unwrap()).unwrap();
+        assert_eq!((meta["author"].as_str(), meta["first"].as_str()), (Some("Ada Lovelace"), Some("Lovelace")));
+    }
+
+    #[test]
+    fn declared_encodings_are_found() {
+        let label = |page: &str| declared_encoding(page.as_bytes()).map(|e| e.name());
+        assert_eq!(label(r#"<html><head><meta charset="iso-8859-1">"#), Some("windows-1252"));
+        assert_eq!(label("<META CHARSET=Shift_JIS>"), Some("Shift_JIS"));
+        assert_eq!(label(r#"<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">"#), Some("KOI8-R"));
+        assert_eq!(label(r#"<meta charset="utf-16le">"#), Some("UTF-8"));
+        assert_eq!(label(r#"<meta name="x" content="y"><p>charset=koi8-r</p>"#), None);
     }
 }

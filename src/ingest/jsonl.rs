@@ -1,78 +1,153 @@
-//! JSONL records, one document a line: `{"_id" or "id", "title", "text", "url"?, "metadata"?}`,
-//! as in a BEIR `corpus.jsonl`. A line that is not such a record is reported and skipped.
+//! JSONL records, one document a line: `{"_id" or "id", "title", "text", "url"?, "metadata"?,
+//! "createdAt" or "created" or "date"?, "updatedAt" or "updated"?}`, as in a BEIR
+//! `corpus.jsonl`. An id is taken exactly as written: a string's text, a number's digits (so
+//! `42` and `"42"` are one id, and `12345678901234567891` is not rounded). A line that is not
+//! such a record, or not UTF-8, is reported and skipped. A field that cannot be read is ignored
+//! with a warning, and the record kept: a number title or text is its digits, a number date is
+//! Unix seconds, and `_id` wins over `id`.
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{dates, finish_chunks, title_only_chunk, IngestOptions, InputFile, SourceDocument};
+use super::{dates, finish_chunks, title_only_chunk, IngestOptions, Ingested, InputFile, SourceDocument};
 use crate::chunk::{chunk_sections, Block, Section};
 use crate::error::Error;
 use crate::hit::DocType;
-use crate::index::Document;
+use crate::index::{Document, Timestamp};
 
+/// A record's fields, each as written (a field named twice fails the record).
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Record {
-    #[serde(alias = "_id")]
-    id: Option<Value>,
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    url: Option<String>,
-    #[serde(default)]
+struct Record<'a> {
+    #[serde(rename = "_id", borrow)]
+    underscore_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    title: Option<&'a RawValue>,
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow)]
+    url: Option<&'a RawValue>,
     metadata: Option<Value>,
-    #[serde(default, alias = "created", alias = "date")]
-    created_at: Option<String>,
-    #[serde(default, alias = "updated")]
-    updated_at: Option<String>,
+    #[serde(rename = "createdAt", borrow)]
+    created_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    created: Option<&'a RawValue>,
+    #[serde(borrow)]
+    date: Option<&'a RawValue>,
+    #[serde(rename = "updatedAt", borrow)]
+    updated_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    updated: Option<&'a RawValue>,
 }
 
-pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> (Vec<SourceDocument>, Vec<Error>) {
-    let mut documents = Vec::new();
-    let mut errors = Vec::new();
-    for (i, line) in source.lines().enumerate() {
+pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingested {
+    let mut out = Ingested::default();
+    for (i, line) in source.split(|&b| b == b'\n').enumerate() {
         let line_number = i as u32 + 1;
+        let place = format!("{}:{line_number}", file.path.display());
+        let note = |message: String| Error::Ingest { path: place.clone(), message };
+        let Ok(line) = std::str::from_utf8(line.strip_suffix(b"\r").unwrap_or(line)) else {
+            out.skipped.push(note("not UTF-8 text (JSONL must be UTF-8; convert the file, e.g. with iconv)".into()));
+            continue;
+        };
         if line.trim().is_empty() {
             continue;
         }
-        let fail = |message: String| Error::Ingest { path: format!("{}:{line_number}", file.path.display()), message };
         let record: Record = match serde_json::from_str(line) {
             Ok(record) => record,
             Err(e) => {
-                errors.push(fail(format!("not a JSON record: {e}")));
+                out.skipped.push(note(format!("not a JSON record: {e}")));
                 continue;
             }
         };
-        let id = match record.id {
-            Some(Value::String(s)) if !s.is_empty() => s,
-            Some(Value::Number(n)) => n.to_string(),
+        let mut warnings = Vec::new();
+        if record.underscore_id.is_some() && record.id.is_some() {
+            warnings.push("both \"_id\" and \"id\" are given; \"_id\" is the id".to_string());
+        }
+        let id = match record.underscore_id.or(record.id).and_then(as_text) {
+            Some(id) if !id.is_empty() => id,
             _ => {
-                errors.push(fail("the record has no \"_id\" or \"id\" (a string or number)".into()));
+                out.skipped.push(note("the record has no \"_id\" or \"id\" (a non-empty string, or a number)".into()));
                 continue;
             }
         };
-        let text = record.text.unwrap_or_default();
+        let title = text_field("title", record.title, &mut warnings).unwrap_or_default();
+        let text = text_field("text", record.text, &mut warnings).unwrap_or_default();
+        let url = record.url.and_then(|raw| {
+            let url = serde_json::from_str::<String>(raw.get()).ok();
+            if url.is_none() {
+                warnings.push(format!("\"url\" is {}, not a string; ignored", shown(raw)));
+            }
+            url
+        });
+        let created = date_field("createdAt", record.created_at, &mut warnings)
+            .or_else(|| date_field("created", record.created, &mut warnings))
+            .or_else(|| date_field("date", record.date, &mut warnings));
+        let updated = date_field("updatedAt", record.updated_at, &mut warnings)
+            .or_else(|| date_field("updated", record.updated, &mut warnings))
+            .or_else(|| created.clone());
         let sections = [Section { heading_path: Vec::new(), anchor: None, blocks: vec![Block::verbatim(text, 0)] }];
-        let title = record.title.unwrap_or_default();
         let mut chunks = finish_chunks(chunk_sections(&sections, &title, &options.chunk_limit), &|_| line_number);
         if chunks.is_empty() && !title.trim().is_empty() {
             chunks.push(title_only_chunk(line_number));
         }
-        documents.push(SourceDocument {
+        out.warnings.extend(warnings.into_iter().map(&note));
+        out.documents.push(SourceDocument {
             document: Document {
                 id,
                 doc_type: DocType::Jsonl,
                 title,
-                url: record.url,
+                url,
                 metadata: record.metadata.filter(|m| !m.is_null()).map(|m| m.to_string()),
-                created: record.created_at.as_deref().and_then(dates::parse),
-                updated: record.updated_at.as_deref().or(record.created_at.as_deref()).and_then(dates::parse),
+                created,
+                updated,
             },
             chunks,
             links: Vec::new(),
+            origin: place.clone(),
         });
     }
-    (documents, errors)
+    out
+}
+
+/// A value as text, if it is a string (its text) or a number (its digits, as written).
+fn as_text(raw: &RawValue) -> Option<String> {
+    let raw = raw.get();
+    if raw.starts_with('"') {
+        serde_json::from_str(raw).ok()
+    } else if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+        Some(raw.to_string())
+    } else {
+        None
+    }
+}
+
+fn text_field(name: &str, raw: Option<&RawValue>, warnings: &mut Vec<String>) -> Option<String> {
+    let text = as_text(raw?);
+    if text.is_none() {
+        warnings.push(format!("\"{name}\" is {}, not a string or a number; ignored", shown(raw?)));
+    }
+    text
+}
+
+fn date_field(name: &str, raw: Option<&RawValue>, warnings: &mut Vec<String>) -> Option<Timestamp> {
+    let date = serde_json::from_str::<Value>(raw?.get()).ok().as_ref().and_then(dates::from_value);
+    if date.is_none() {
+        warnings.push(format!(
+            "\"{name}\" is {}, not a date (YYYY-MM-DD, RFC 3339, or Unix seconds within the years 1 to 9999); ignored",
+            shown(raw?)
+        ));
+    }
+    date
+}
+
+/// The start of a value as written, for a message.
+fn shown(raw: &RawValue) -> String {
+    let text = raw.get();
+    match text.char_indices().nth(40) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
 }

@@ -2,31 +2,40 @@
 //! the document into sections, and paragraphs, list items, code blocks and table rows are the
 //! blocks. Each block maps its text back to source offsets. The title is front matter `title`,
 //! else the first level-1 heading, else the file name; heading anchors are `{#id}` when given,
-//! else GitHub-style slugs.
+//! else GitHub-style slugs, made unique as GitHub does (`a`, `a-1`, then `a-1-1` for a heading
+//! `A-1`). Front matter larger than 64 KiB, nested deeper than 64 levels or expanding (by
+//! aliases) to more than 100,000 values is ignored with a warning, and so is front matter that
+//! is not YAML; the document is kept.
 
-use std::collections::HashMap;
+use std::cell::Cell;
+use std::collections::HashSet;
 use std::ops::Range;
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 
-use super::{chunk_file, dates, file_stem, file_url, IngestOptions, InputFile, RawLink, SourceDocument};
+use super::{chunk_file, dates, file_stem, file_url, origin, IngestOptions, InputFile, RawLink, SourceDocument};
 use crate::chunk::{Block, Section};
 use crate::hit::DocType;
 use crate::index::Document;
 
-pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDocument {
+/// The document, and warnings about what in it was ignored.
+pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> (SourceDocument, Vec<String>) {
     let parsed = parse(source);
     let title = parsed
         .front_matter
         .as_ref()
-        .and_then(|m| m.get("title"))
-        .and_then(|t| t.as_str())
-        .map(str::to_string)
+        .and_then(|m| match m.get("title")? {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
         .or(parsed.first_h1.clone())
         .unwrap_or_else(|| file_stem(file));
     let front = parsed.front_matter.as_ref();
     let chunks = chunk_file(&parsed.sections, &title, source, options);
-    SourceDocument {
+    let document = SourceDocument {
         document: Document {
             id: file.relative(),
             doc_type: DocType::Md,
@@ -38,14 +47,17 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
         },
         chunks,
         links: parsed.links,
-    }
+        origin: origin(file),
+    };
+    (document, parsed.warnings)
 }
 
 struct Parsed {
     sections: Vec<Section>,
     first_h1: Option<String>,
-    front_matter: Option<serde_json::Value>,
+    front_matter: Option<Value>,
     links: Vec<RawLink>,
+    warnings: Vec<String>,
 }
 
 fn parse(source: &str) -> Parsed {
@@ -55,11 +67,12 @@ fn parse(source: &str) -> Parsed {
         | Options::ENABLE_HEADING_ATTRIBUTES;
     let mut sections = vec![Section::default()];
     let mut headings: Vec<(HeadingLevel, String)> = Vec::new();
-    let mut slugs: HashMap<String, usize> = HashMap::new();
+    let mut anchors = Anchors::default();
     let mut block = Block { text: String::new(), source_map: Vec::new() };
     let mut heading: Option<(HeadingLevel, Option<String>, String)> = None;
-    let mut in_metadata = false;
+    let mut metadata: Option<String> = None;
     let mut front_matter = None;
+    let mut warnings = Vec::new();
     let mut first_h1 = None;
     let mut links = Vec::new();
     let mut link: Option<(String, String)> = None;
@@ -78,11 +91,12 @@ fn parse(source: &str) -> Parsed {
 
     for (event, range) in Parser::new_ext(source, options).into_offset_iter() {
         match event {
-            Event::Start(Tag::MetadataBlock(_)) => in_metadata = true,
-            Event::End(TagEnd::MetadataBlock(_)) => in_metadata = false,
-            Event::Text(text) if in_metadata => {
-                front_matter = serde_yaml::from_str::<serde_json::Value>(&text).ok().filter(|v| v.is_object());
-            }
+            Event::Start(Tag::MetadataBlock(_)) => metadata = Some(String::new()),
+            Event::End(TagEnd::MetadataBlock(_)) => match read_front_matter(&metadata.take().unwrap_or_default()) {
+                Ok(value) => front_matter = value,
+                Err(problem) => warnings.push(format!("{problem}; the front matter is ignored")),
+            },
+            Event::Text(text) if metadata.is_some() => metadata.as_mut().expect("in front matter").push_str(&text),
             Event::Start(Tag::Heading { level, id, .. }) => {
                 flush(&mut block, &mut sections);
                 heading = Some((level, id.map(|s| s.to_string()), String::new()));
@@ -95,7 +109,7 @@ fn parse(source: &str) -> Parsed {
                     }
                     headings.retain(|(l, _)| *l < level);
                     headings.push((level, text.clone()));
-                    let anchor = id.unwrap_or_else(|| unique_slug(&text, &mut slugs));
+                    let anchor = anchors.add(id, &text);
                     sections.push(Section {
                         heading_path: headings.iter().map(|(_, t)| t.clone()).collect(),
                         anchor: Some(anchor),
@@ -134,7 +148,127 @@ fn parse(source: &str) -> Parsed {
         }
     }
     flush(&mut block, &mut sections);
-    Parsed { sections, first_h1, front_matter, links }
+    Parsed { sections, first_h1, front_matter, links, warnings }
+}
+
+const FRONT_MATTER_BYTES: usize = 64 * 1024;
+const FRONT_MATTER_DEPTH: usize = 64;
+const FRONT_MATTER_VALUES: usize = 100_000;
+
+/// Front matter as JSON: a mapping, or nothing (when empty). Size and depth are checked before
+/// the YAML parser sees it (deep nesting costs it time quadratic in the depth), and the values
+/// read are counted as they are made (aliases can repeat one value exponentially often).
+fn read_front_matter(yaml: &str) -> Result<Option<Value>, String> {
+    if yaml.len() > FRONT_MATTER_BYTES {
+        return Err(format!("the front matter is {} bytes, more than {FRONT_MATTER_BYTES}", yaml.len()));
+    }
+    if nesting_depth(yaml) > FRONT_MATTER_DEPTH {
+        return Err(format!("the front matter nests deeper than {FRONT_MATTER_DEPTH} levels"));
+    }
+    let left = Cell::new(FRONT_MATTER_VALUES);
+    match Bounded(&left).deserialize(serde_yaml::Deserializer::from_str(yaml)) {
+        Ok(Value::Null) => Ok(None),
+        Ok(value @ Value::Object(_)) => Ok(Some(value)),
+        Ok(_) => Err("the front matter is not a mapping of keys to values".into()),
+        Err(e) => Err(format!("the front matter is not valid YAML ({e})")),
+    }
+}
+
+/// At least the nesting depth of YAML text, counted without parsing it: the flow brackets
+/// open (`[`, `{`, quoted or not), plus the block levels open at the line (deeper indents, and
+/// each `- ` or `? ` that opens a nested one).
+fn nesting_depth(yaml: &str) -> usize {
+    let (mut flow, mut deepest) = (0usize, 0usize);
+    let mut columns: Vec<usize> = Vec::new();
+    for line in yaml.lines() {
+        let mut rest = line.trim_start_matches(' ');
+        if flow == 0 && !rest.is_empty() && !rest.starts_with('#') {
+            let mut column = line.len() - rest.len();
+            columns.retain(|&c| c < column);
+            columns.push(column);
+            while let Some(after) = rest.strip_prefix(['-', '?']).filter(|r| r.is_empty() || r.starts_with([' ', '\t'])) {
+                let item = after.trim_start();
+                column += rest.len() - item.len();
+                columns.push(column);
+                rest = item;
+            }
+        }
+        for c in rest.chars() {
+            match c {
+                '[' | '{' => flow += 1,
+                ']' | '}' => flow = flow.saturating_sub(1),
+                _ => continue,
+            }
+            deepest = deepest.max(columns.len() + flow);
+        }
+        deepest = deepest.max(columns.len() + flow);
+    }
+    deepest
+}
+
+/// Reads a JSON value from YAML, failing once more than the count in the cell has been made.
+struct Bounded<'a>(&'a Cell<usize>);
+
+impl Bounded<'_> {
+    fn take<E: serde::de::Error>(&self) -> Result<(), E> {
+        let left = self.0.get().checked_sub(1).ok_or_else(|| E::custom(format!("it expands to more than {FRONT_MATTER_VALUES} values")))?;
+        self.0.set(left);
+        Ok(())
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Bounded<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Bounded<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("YAML")
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        self.take().map(|_| Value::Bool(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        self.take().map(|_| Value::from(v))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        self.take().map(|_| Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        self.take().map(|_| Value::from(v))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.take().map(|_| Value::String(v.to_string()))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.take().map(|_| Value::Null)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.visit_unit()
+    }
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        self.take()?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Bounded(self.0))? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        self.take()?;
+        let mut entries = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            entries.insert(key, map.next_value_seed(Bounded(self.0))?);
+        }
+        Ok(Value::Object(entries))
+    }
 }
 
 /// Appends an event's text to the block, noting where in the source it stands.
@@ -144,21 +278,40 @@ fn append(block: &mut Block, text: &str, source: &str, range: Range<usize>) {
     block.text.push_str(text);
 }
 
-/// A GitHub-style heading slug, made unique within the document with `-1`, `-2`, ….
-fn unique_slug(text: &str, seen: &mut HashMap<String, usize>) -> String {
-    let slug: String = text
-        .chars()
-        .flat_map(char::to_lowercase)
-        .filter_map(|c| match c {
-            ' ' => Some('-'),
-            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
-            _ => None,
-        })
-        .collect();
-    let count = seen.entry(slug.clone()).or_insert(0);
-    let unique = if *count == 0 { slug } else { format!("{slug}-{count}") };
-    *count += 1;
-    unique
+/// The anchors of a document's headings, unique as GitHub makes them (github-slugger): a slug
+/// taken gets `-1`, `-2`, … (the first free one), so `A`, `A`, `A-1` are `a`, `a-1`, `a-1-1`.
+/// An explicit `{#id}` is kept as written, and no slug takes it afterwards.
+#[derive(Default)]
+struct Anchors {
+    taken: HashSet<String>,
+    /// For each slug, the last suffix tried.
+    suffixes: std::collections::HashMap<String, usize>,
+}
+
+impl Anchors {
+    fn add(&mut self, id: Option<String>, text: &str) -> String {
+        if let Some(id) = id {
+            self.taken.insert(id.clone());
+            return id;
+        }
+        let slug: String = text
+            .chars()
+            .flat_map(char::to_lowercase)
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let mut unique = slug.clone();
+        while self.taken.contains(&unique) {
+            let n = self.suffixes.entry(slug.clone()).or_insert(0);
+            *n += 1;
+            unique = format!("{slug}-{n}");
+        }
+        self.taken.insert(unique.clone());
+        unique
+    }
 }
 
 #[cfg(test)]
@@ -185,6 +338,62 @@ mod tests {
             (strings(&["Install", "On Linux"]), Some("linux".into()), strings(&["first item", "second item"]))
         );
         assert_eq!(summary[3].1.as_deref(), Some("install-1"));
+    }
+
+    #[test]
+    fn heading_anchors_are_unique_as_on_github() {
+        let parsed = parse("# A\n\n# A\n\n# A-1\n\n# A\n\n## B {#b}\n\n# B\n");
+        let anchors: Vec<&str> = parsed.sections[1..].iter().map(|s| s.anchor.as_deref().unwrap()).collect();
+        assert_eq!(anchors, vec!["a", "a-1", "a-1-1", "a-2", "b", "b-1"]);
+    }
+
+    #[test]
+    fn hostile_front_matter_is_ignored_and_the_body_kept() {
+        let deep_flow = format!("---\ntitle: x\ntags: {}{}\n---\n\nBody text.\n", "[".repeat(30_000), "]".repeat(30_000));
+        let mut deep_block = String::from("---\n");
+        for level in 0..200 {
+            deep_block.push_str(&format!("{}k{level}:\n", " ".repeat(level)));
+        }
+        deep_block.push_str("---\n\nBody text.\n");
+        let dashes = format!("---\nlist:\n{}x\n---\n\nBody text.\n", "- ".repeat(30_000));
+        // (Padded, so that serde_yaml's own limit, a hundred replays per event, comes later.)
+        let mut bomb = format!("---\npad: [{}]\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n", vec!["1"; 2000].join(","));
+        for i in 1..10 {
+            let previous = format!("*a{}", i - 1);
+            bomb.push_str(&format!("a{i}: &a{i} [{}]\n", [previous.as_str(); 9].join(", ")));
+        }
+        bomb.push_str("---\n\nBody text.\n");
+        let huge = format!("---\ntitle: x\npad: \"{}\"\n---\n\nBody text.\n", "p".repeat(70_000));
+        let broken = "---\ntitle: [unclosed\n---\n\nBody text.\n".to_string();
+        for (name, source, problem) in [
+            ("deep flow", deep_flow, "nests deeper than 64"),
+            ("deep block", deep_block, "nests deeper than 64"),
+            ("block dashes", dashes, "nests deeper than 64"),
+            ("alias bomb", bomb, "expands to more than 100000 values"),
+            ("huge", huge, "more than 65536"),
+            ("broken", broken, "not valid YAML"),
+        ] {
+            let started = std::time::Instant::now();
+            let parsed = parse(&source);
+            println!("{name}: {:?}", started.elapsed());
+            assert!(parsed.front_matter.is_none(), "{name}");
+            assert_eq!(parsed.warnings.len(), 1, "{name}");
+            assert!(parsed.warnings[0].contains(problem), "{name}: {}", parsed.warnings[0]);
+            assert_eq!(parsed.sections[0].blocks[0].text, "Body text.", "{name}");
+        }
+        // Aliases that stay small are fine, and so is ordinary nesting.
+        let parsed = parse("---\nbase: &b {a: 1}\nuse: *b\nnested: {x: [1, [2, [3]]]}\nlist:\n  - - a\n    - b\n---\nText.\n");
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        assert_eq!(parsed.front_matter.unwrap()["use"], serde_json::json!({"a": 1}));
+    }
+
+    #[test]
+    fn nesting_depth_counts_flow_and_block_levels() {
+        assert_eq!(nesting_depth("a: 1\nb: 2\n"), 1);
+        assert_eq!(nesting_depth("a:\n  b:\n    c: [1, {d: 2}]\n"), 5);
+        assert_eq!(nesting_depth("- - - x\n"), 4);
+        assert_eq!(nesting_depth("a: [[[\n]]]\nb: 1\n"), 4);
+        assert_eq!(nesting_depth("title: \"[[[\"\n"), 4, "quoted brackets count too (an overestimate)");
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! Ingestion (native only): finds the input files, reads each one with the reader for its
 //! format, and hands back documents already cut into chunks that know their source lines and
-//! offsets. A file that cannot be read is reported and skipped; it never stops the run.
+//! offsets. A file that cannot be read is reported and skipped, and what a reader had to ignore
+//! in a file it kept is reported as a warning; neither stops the run. Text is decoded from the
+//! encoding its byte order mark or (HTML) `<meta charset>` declares, else UTF-8, else the one
+//! chardetng guesses; files that look binary are skipped. Ids are unique: a second document with
+//! an id already taken is reported with both places and skipped.
 
 pub mod dates;
 mod html;
@@ -9,8 +13,12 @@ mod markdown;
 mod pdf;
 mod text;
 
+use std::collections::hash_map::{Entry, HashMap};
+use std::ffi::OsStr;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use encoding_rs::{Encoding, UTF_8};
 use globset::GlobSet;
 use rayon::prelude::*;
 
@@ -25,6 +33,8 @@ pub struct SourceDocument {
     pub chunks: Vec<Chunk>,
     /// Links found in the source, resolved to indexed documents by the builder.
     pub links: Vec<RawLink>,
+    /// Where the document came from, for messages: the file's path, with `:line` for a record.
+    pub origin: String,
 }
 
 /// A link as the source wrote it.
@@ -52,26 +62,62 @@ pub struct InputFile {
 }
 
 impl InputFile {
-    /// The path under the root, with forward slashes: the document id of a file.
+    /// The path under the root, with forward slashes: the document id of a file. A name that
+    /// is not UTF-8 keeps its other bytes as `%XX`.
     pub fn relative(&self) -> String {
         let rel = self.path.strip_prefix(&self.root).unwrap_or(&self.path);
-        rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+        rel.components().map(|c| lossless(c.as_os_str())).collect::<Vec<_>>().join("/")
     }
 }
 
-/// What came of ingesting the inputs.
+/// A file name as text without losing a byte: what is not UTF-8 is written `%XX`, byte by byte.
+/// (A `%` itself stays, so such a name can meet a real one spelled with `%XX`; the duplicate is
+/// then reported, not merged.)
+fn lossless(name: &OsStr) -> String {
+    let mut text = String::new();
+    for chunk in name.as_encoded_bytes().utf8_chunks() {
+        text.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            let _ = write!(text, "%{byte:02X}");
+        }
+    }
+    text
+}
+
+/// What came of ingesting the inputs (or one file).
+#[derive(Default)]
 pub struct Ingested {
     pub documents: Vec<SourceDocument>,
     /// Files or records left out, and why.
     pub skipped: Vec<Error>,
+    /// What was ignored in documents that were kept (a field that could not be read, front
+    /// matter that was too deep), and why.
+    pub warnings: Vec<Error>,
+}
+
+/// The files to ingest (it derefs to them), and the paths under the input folders that could
+/// not be listed (a dangling symbolic link, a folder that cannot be read), each with why.
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub files: Vec<InputFile>,
+    pub skipped: Vec<Error>,
+}
+
+impl std::ops::Deref for Collected {
+    type Target = [InputFile];
+    fn deref(&self) -> &[InputFile] {
+        &self.files
+    }
 }
 
 const EXTENSIONS: &[&str] = &["md", "markdown", "html", "htm", "pdf", "txt", "jsonl"];
 
 /// Lists the files to ingest, in a stable order: files given by name, and the supported files
-/// under folders given by name, less those matching an `exclude` glob.
-pub fn collect_files(inputs: &[PathBuf], exclude: &GlobSet) -> Result<Vec<InputFile>> {
+/// under folders given by name, less those matching an `exclude` glob. What cannot be listed
+/// under a folder is in `skipped` (an input that cannot be read at all is the error).
+pub fn collect_files(inputs: &[PathBuf], exclude: &GlobSet) -> Result<Collected> {
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for input in inputs {
         let meta = std::fs::metadata(input)
             .map_err(|e| Error::Ingest { path: input.display().to_string(), message: format!("cannot read it: {e}") })?;
@@ -81,19 +127,44 @@ pub fn collect_files(inputs: &[PathBuf], exclude: &GlobSet) -> Result<Vec<InputF
             out.push(InputFile { root, path: input.clone() });
             continue;
         }
-        let mut files: Vec<PathBuf> = walkdir::WalkDir::new(input)
-            .follow_links(true)
-            .into_iter()
-            .filter_map(|entry| entry.ok())
-            .filter(|entry| entry.file_type().is_file())
-            .map(|entry| entry.into_path())
-            .filter(|path| has_supported_extension(path))
-            .collect();
+        let mut files = Vec::new();
+        for entry in walkdir::WalkDir::new(input).follow_links(true) {
+            match entry {
+                Ok(entry) if entry.file_type().is_file() && has_supported_extension(entry.path()) => files.push(entry.into_path()),
+                Ok(_) => {}
+                Err(e) => {
+                    let path = e.path().unwrap_or(input).to_path_buf();
+                    // A broken link to, say, an image is none of our business.
+                    if path.extension().is_none() || has_supported_extension(&path) {
+                        let file = InputFile { root: input.clone(), path };
+                        skipped.push((file, listing_problem(&e)));
+                    }
+                }
+            }
+        }
         files.sort();
         out.extend(files.into_iter().map(|path| InputFile { root: input.clone(), path }));
     }
-    out.retain(|file| !exclude.is_match(file.relative()) && !exclude.is_match(&file.path));
-    Ok(out)
+    let excluded = |file: &InputFile| exclude.is_match(file.relative()) || exclude.is_match(&file.path);
+    out.retain(|file| !excluded(file));
+    let skipped = skipped
+        .into_iter()
+        .filter(|(file, _)| !excluded(file))
+        .map(|(file, message)| Error::Ingest { path: file.path.display().to_string(), message })
+        .collect();
+    Ok(Collected { files: out, skipped })
+}
+
+/// Why walkdir could not list a path, in words.
+fn listing_problem(e: &walkdir::Error) -> String {
+    if let Some(ancestor) = e.loop_ancestor() {
+        return format!("a symbolic link back to {}, a loop; not followed", ancestor.display());
+    }
+    let path = e.path().unwrap_or(Path::new(""));
+    match std::fs::read_link(path) {
+        Ok(target) if std::fs::metadata(path).is_err() => format!("a symbolic link to {}, which does not exist", target.display()),
+        _ => format!("cannot read it: {}", e.io_error().map_or_else(|| e.to_string(), ToString::to_string)),
+    }
 }
 
 fn has_supported_extension(path: &Path) -> bool {
@@ -106,43 +177,51 @@ fn extension(path: &Path) -> Option<String> {
 
 /// Reads every file (in parallel, results in input order). `progress` is called once per file.
 pub fn ingest(files: &[InputFile], options: &IngestOptions, progress: impl Fn() + Sync) -> Ingested {
-    let results: Vec<(Vec<SourceDocument>, Vec<Error>)> = files
+    let results: Vec<Ingested> = files
         .par_iter()
         .map(|file| {
             let result = ingest_file(file, options);
             progress();
-            match result {
-                Ok(done) => done,
-                Err(e) => (Vec::new(), vec![e]),
-            }
+            result.unwrap_or_else(|e| Ingested { skipped: vec![e], ..Ingested::default() })
         })
         .collect();
-    let mut ingested = Ingested { documents: Vec::new(), skipped: Vec::new() };
-    let mut ids = std::collections::HashSet::new();
-    for (documents, errors) in results {
-        for document in documents {
-            // Ids must be unique: two inputs can hold files at the same relative path.
-            if ids.insert(document.document.id.clone()) {
-                ingested.documents.push(document);
-            } else {
-                ingested.skipped.push(Error::Ingest {
-                    path: document.document.id.clone(),
-                    message: "another input already has a document with this id; index their common parent folder instead".into(),
-                });
+    let mut ingested = Ingested::default();
+    // Ids must be unique: two inputs can hold files at the same relative path, a JSONL file
+    // the same id twice (`42` and `"42"` are one id).
+    let mut origins: HashMap<String, String> = HashMap::new();
+    for result in results {
+        for document in result.documents {
+            match origins.entry(document.document.id.clone()) {
+                Entry::Vacant(entry) => {
+                    entry.insert(document.origin.clone());
+                    ingested.documents.push(document);
+                }
+                Entry::Occupied(first) => {
+                    let hint = if document.document.doc_type == crate::hit::DocType::Jsonl {
+                        ""
+                    } else {
+                        " (to index two folders that hold the same paths, index their common parent folder)"
+                    };
+                    ingested.skipped.push(Error::Ingest {
+                        path: document.origin,
+                        message: format!("the id {:?} is already taken by {}; this one is skipped{hint}", first.key(), first.get()),
+                    });
+                }
             }
         }
-        ingested.skipped.extend(errors);
+        ingested.skipped.extend(result.skipped);
+        ingested.warnings.extend(result.warnings);
     }
     ingested
 }
 
-/// Reads one file: its documents, and the records in it that had to be skipped.
-pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<(Vec<SourceDocument>, Vec<Error>)> {
+/// Reads one file: its documents, the records in it that had to be skipped, and warnings.
+pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<Ingested> {
     let path = file.path.display().to_string();
     let fail = |message: String| Error::Ingest { path: path.clone(), message };
     let bytes = std::fs::read(&file.path).map_err(|e| fail(format!("cannot read it: {e}")))?;
     let modified = std::fs::metadata(&file.path).and_then(|m| m.modified()).ok().map(dates::from_system_time);
-    let whole_file = |mut doc: SourceDocument| {
+    let whole_file = |mut doc: SourceDocument, warnings: Vec<String>| {
         if doc.chunks.is_empty() && !doc.document.title.trim().is_empty() {
             doc.chunks.push(title_only_chunk(1));
         }
@@ -151,26 +230,66 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<(Vec<Sou
         let d = &mut doc.document;
         d.updated = d.updated.take().or_else(|| d.created.clone()).or_else(|| modified.clone());
         d.created = d.created.take().or_else(|| d.updated.clone());
-        Ok((vec![doc], Vec::new()))
+        let warnings = warnings.into_iter().map(&fail).collect();
+        Ok(Ingested { documents: vec![doc], skipped: Vec::new(), warnings })
     };
+    let decoded = |html: bool| decode(&bytes, html).map_err(&fail);
     match extension(&file.path).as_deref() {
-        Some("md" | "markdown") => whole_file(markdown::read(file, &decode(&bytes), options)),
-        Some("txt") => whole_file(text::read(file, &decode(&bytes), options)),
-        Some("html" | "htm") => whole_file(html::read(file, &decode(&bytes), options)),
-        Some("pdf") => whole_file(pdf::read(file, &bytes, options).map_err(fail)?),
+        Some("md" | "markdown") => {
+            let (doc, warnings) = markdown::read(file, &decoded(false)?, options);
+            whole_file(doc, warnings)
+        }
+        Some("txt") => whole_file(text::read(file, &decoded(false)?, options), Vec::new()),
+        Some("html" | "htm") => whole_file(html::read(file, &decoded(true)?, options).map_err(&fail)?, Vec::new()),
+        Some("pdf") => whole_file(pdf::read(file, &bytes, options).map_err(&fail)?, Vec::new()),
         Some("jsonl") => {
-            let text = std::str::from_utf8(&bytes).map_err(|e| fail(format!("JSONL must be UTF-8: {e}")))?;
-            Ok(jsonl::read(file, text, options))
+            let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+            if let Some((encoding, _)) = Encoding::for_bom(bytes) {
+                return Err(fail(format!("JSONL must be UTF-8, and this file is {}; convert it (iconv -f {0} -t UTF-8)", encoding.name())));
+            }
+            if looks_binary(bytes) {
+                return Err(fail(BINARY.into()));
+            }
+            Ok(jsonl::read(file, bytes, options))
         }
         _ => Err(fail(format!("unsupported file type; cairn reads {}", EXTENSIONS.join(", ")))),
     }
 }
 
-/// Text from bytes: UTF-8 (a BOM is dropped); anything else is read as UTF-8 with invalid
-/// sequences replaced, so one bad byte does not lose a file.
-fn decode(bytes: &[u8]) -> String {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    String::from_utf8_lossy(bytes).into_owned()
+const BINARY: &str = "looks like a binary file, not text";
+
+/// A text file's characters. The encoding is the one its byte order mark names; else, for
+/// HTML, the one its `<meta charset>` declares; else UTF-8 when the bytes are UTF-8; else
+/// chardetng's guess (a legacy encoding such as windows-1252). A file that looks binary is
+/// refused.
+fn decode(bytes: &[u8], html: bool) -> std::result::Result<String, String> {
+    let bom = Encoding::for_bom(bytes);
+    // UTF-16 is full of NUL bytes; any other text is not.
+    if !bom.is_some_and(|(encoding, _)| encoding != UTF_8) && looks_binary(bytes) {
+        return Err(BINARY.into());
+    }
+    let (encoding, bom_length) = bom.unwrap_or_else(|| {
+        let declared = if html { html::declared_encoding(bytes) } else { None };
+        let encoding = declared.unwrap_or_else(|| {
+            if std::str::from_utf8(bytes).is_ok() {
+                UTF_8
+            } else {
+                let mut detector = chardetng::EncodingDetector::new();
+                detector.feed(bytes, true);
+                detector.guess(None, true)
+            }
+        });
+        (encoding, 0)
+    });
+    Ok(encoding.decode_without_bom_handling(&bytes[bom_length..]).0.into_owned())
+}
+
+/// Whether the first 8 KiB hold a NUL byte, or more than one control character in ten (other
+/// than tab, line feed, form feed and carriage return): no text encoding makes those.
+fn looks_binary(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(8192)];
+    let controls = head.iter().filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0c | b'\r')) || b == 0x7f).count();
+    head.contains(&0) || controls * 10 > head.len()
 }
 
 /// The one chunk of a document that has a title and no text, so that its title can be found.
@@ -242,5 +361,10 @@ fn file_url(file: &InputFile, options: &IngestOptions) -> Option<String> {
 }
 
 fn file_stem(file: &InputFile) -> String {
-    file.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    file.path.file_stem().map(lossless).unwrap_or_default()
+}
+
+/// Where a file's document came from, for messages.
+fn origin(file: &InputFile) -> String {
+    file.path.display().to_string()
 }

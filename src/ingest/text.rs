@@ -1,6 +1,6 @@
 //! Plain text: paragraphs (separated by blank lines) are the blocks; the title is the file name.
 
-use super::{chunk_file, file_stem, file_url, IngestOptions, InputFile, SourceDocument};
+use super::{chunk_file, file_stem, file_url, origin, IngestOptions, InputFile, SourceDocument};
 use crate::chunk::{Block, Section};
 use crate::hit::DocType;
 use crate::index::Document;
@@ -37,5 +37,6 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
         },
         chunks,
         links: Vec::new(),
+        origin: origin(file),
     }
 }

@@ -87,6 +87,7 @@ pub fn search(index: &Index, query: &str, context: QueryContext<'_>, options: &S
 /// Ranks the index's chunks for a query: every candidate of the pool, best first.
 pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: &SearchOptions) -> Result<Retrieved> {
     validate(options)?;
+    let filter = options.filter.as_ref().map(filter::Filter::parse).transpose()?;
     let mut query_terms = query_terms(index, query)?;
     let expanded = expand::expand(&index.lexical, &index.analyzer(), query, options);
     for e in &expanded.expansions {
@@ -99,10 +100,7 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
         return Ok(Retrieved { candidates: Vec::new(), score_kind: ScoreKind::Bm25, query_terms, expansions: Vec::new() });
     }
     let pool = options.candidates.map(|c| c as usize).unwrap_or(100).max(options.limit as usize);
-    let mask = match &options.filter {
-        Some(f) => Some(filter::Filter::parse(f)?.chunk_mask(index)),
-        None => None,
-    };
+    let mask = filter.map(|f| f.chunk_mask(index));
     let mask = mask.as_deref();
 
     let semantic_vector = match (&index.vectors, context.vector) {
