@@ -16,6 +16,9 @@ export interface OpenOptions {
   onModelReady?: (event: ModelEvent) => void;
 }
 
+/** A hit's URL resolved against `base` (the page) if it is http(s), or file: on a file: page; otherwise null. */
+export declare function safeUrl(url: string, base?: string): string | null;
+
 export declare class Cairn {
   static open(options: OpenOptions): Promise<Cairn>;
   readonly modelReady: boolean;

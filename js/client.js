@@ -9,6 +9,20 @@
 import init, { SearchIndex } from "./web/cairn.js";
 import { openIndex } from "./fetch.js";
 
+/**
+ * `url` (a hit's citation.url: indexed data) resolved against `base`, if it is safe to follow:
+ * http: or https: (so relative URLs on a web page), or file: on a file: page; otherwise null,
+ * so javascript:, data:, vbscript: and the like are never followed, however they are spelled.
+ */
+export function safeUrl(url, base = globalThis.location?.href) {
+  try {
+    const { protocol, href } = new URL(url, base);
+    return protocol === "http:" || protocol === "https:" || (protocol === "file:" && new URL(base).protocol === "file:") ? href : null;
+  } catch {
+    return null;
+  }
+}
+
 export class Cairn {
   #call;
   #close;

@@ -7,8 +7,9 @@
 // highlighted terms, the citation (title, heading path, page) on each result, a marker on hits
 // only the meaning signal found, empty and loading states, and styling through CSS custom
 // properties (--cairn-accent, --cairn-mark, --cairn-text, --cairn-muted, --cairn-background,
-// --cairn-border, --cairn-radius, --cairn-font). Indexed text is only ever inserted as text nodes.
-import { Cairn } from "./client.js";
+// --cairn-border, --cairn-radius, --cairn-font). Indexed text is only ever inserted as text nodes,
+// and a result's URL is followed only when it is http(s) or relative (see safeUrl).
+import { Cairn, safeUrl } from "./client.js";
 
 const STYLE = `
 :host { display: block; position: relative; font: var(--cairn-font, inherit); color: var(--cairn-text, #1d232a); }
@@ -75,7 +76,7 @@ export class CairnSearch extends HTMLElement {
         model: this.getAttribute("model") ?? undefined,
         worker: this.getAttribute("worker") !== "false",
         onProgress: (e) => {
-          if (e.what === "model" && !this.input.value) this.#say(`Loading the model… ${Math.round((100 * e.loaded) / (e.total || e.loaded))}%`);
+          if (e.what === "model" && !this.input.value) this.#say(`Loading the model… ${Math.min(100, Math.round((100 * e.loaded) / (e.total || e.loaded)))}%`);
           this.dispatchEvent(new CustomEvent("cairn-progress", { detail: e }));
         },
         onModelReady: (e) => {
@@ -102,7 +103,11 @@ export class CairnSearch extends HTMLElement {
     const ticket = ++this.#query;
     if (!query || !this.#cairn) return this.#render([]);
     try {
-      const hits = await this.#cairn.search(query, { limit: Number(this.getAttribute("limit") ?? 8), highlight: true, snippetLength: 160 });
+      // As you type: the last word completes (a trailing space says it is finished) and typos
+      // are forgiven.
+      const typed = this.input.value.trimStart();
+      const options = { limit: Number(this.getAttribute("limit") ?? 8), highlight: true, snippetLength: 160, prefix: true, fuzzy: true };
+      const hits = await this.#cairn.search(typed, options);
       if (ticket !== this.#query) return; // a newer query has been asked
       this.#render(hits);
       const loading = this.#cairn.info.hasVectors && this.getAttribute("model") && !this.#cairn.modelReady;
@@ -174,7 +179,8 @@ export class CairnSearch extends HTMLElement {
   #follow(i) {
     const hit = this.#hits[i];
     const event = new CustomEvent("cairn-select", { detail: hit, cancelable: true });
-    if (this.dispatchEvent(event) && hit.citation.url) location.assign(new URL(hit.citation.url, location.href).href);
+    const url = hit.citation.url && safeUrl(hit.citation.url);
+    if (this.dispatchEvent(event) && url) location.assign(url);
   }
 }
 

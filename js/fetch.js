@@ -1,8 +1,12 @@
 // Opening an index in the browser: fetching with progress, and the model through the Cache
-// API, so a second visit reads the model from the cache instead of the network. Without the Cache API (or when it refuses, e.g. on an
-// insecure origin), the model is simply fetched.
+// API, so a second visit reads the model from the cache instead of the network. Without the
+// Cache API (or when it refuses, e.g. on an insecure origin), the model is simply fetched. Model files are cached only once the model
+// loaded from them, and a cached model that fails to load (a stale or damaged copy) is fetched
+// anew. A body may be at most MAX_BYTES; its Content-Length only reports progress.
 const CACHE = "cairn-model-v1";
 const FILES = ["config.json", "tokenizer.json", "model.safetensors"];
+/** The largest index or model file read: 1 GiB, as in the wasm module. */
+export const MAX_BYTES = 2 ** 30;
 
 async function openCache() {
   try {
@@ -14,29 +18,38 @@ async function openCache() {
 
 /** The body of `url` as bytes, reporting (loaded, total); from `cache` when it has it. */
 export async function fetchWithProgress(url, cache, onProgress) {
-  let response = cache ? await cache.match(url) : undefined;
+  let response = cache ? await cache.match(url).catch(() => undefined) : undefined;
   const fromCache = Boolean(response);
   if (!response) {
     response = await fetch(url);
     if (!response.ok) throw new Error(`cannot fetch ${url}: HTTP ${response.status} ${response.statusText}`);
-    if (cache) {
-      try {
-        await cache.put(url, response.clone());
-      } catch {
-        // A full or unavailable cache only costs the next visit a download.
-      }
-    }
   }
-  const total = Number(response.headers.get("content-length")) || 0;
-  if (!response.body) return { bytes: new Uint8Array(await response.arrayBuffer()), fromCache };
+  const header = response.headers.get("content-length")?.trim() ?? "";
+  const total = /^\d+$/.test(header) ? Number(header) : 0;
+  const tooBig = (what) => new Error(`cannot fetch ${url}: ${what}, over the ${MAX_BYTES / 2 ** 30} GiB cairn reads`);
+  if (total > MAX_BYTES) {
+    response.body?.cancel().catch(() => {});
+    throw tooBig(`its Content-Length says ${header} bytes`);
+  }
+  if (!response.body) {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (bytes.length > MAX_BYTES) throw tooBig(`its body is ${bytes.length} bytes`);
+    return { bytes, fromCache };
+  }
   const reader = response.body.getReader();
   const parts = [];
   let loaded = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch((e) => {
+      throw new Error(`cannot fetch ${url}: the download broke off after ${loaded} bytes (${e?.message ?? e})`);
+    });
     if (done) break;
-    parts.push(value);
     loaded += value.length;
+    if (loaded > MAX_BYTES) {
+      reader.cancel().catch(() => {});
+      throw tooBig(`its body is more than ${loaded} bytes`);
+    }
+    parts.push(value);
     onProgress?.(loaded, total, fromCache);
   }
   const bytes = new Uint8Array(loaded);
@@ -48,21 +61,47 @@ export async function fetchWithProgress(url, cache, onProgress) {
   return { bytes, fromCache };
 }
 
-/** The three model files from `baseUrl`, through the cache. */
-export async function loadModelFiles(baseUrl, onProgress) {
+/**
+ * The three model files from `baseUrl`, through the cache (past it with `fresh`). `keep()`
+ * stores the downloaded ones in the cache: call it once the model has loaded from them.
+ */
+export async function loadModelFiles(baseUrl, onProgress, fresh = false) {
   const cache = await openCache();
   const base = baseUrl.replace(/\/$/, "");
   const got = {};
-  let allCached = true;
+  const downloaded = [];
   for (const name of FILES) {
-    const { bytes, fromCache } = await fetchWithProgress(`${base}/${name}`, cache, name === "model.safetensors" ? onProgress : null);
+    const url = `${base}/${name}`;
+    const { bytes, fromCache } = await fetchWithProgress(url, fresh ? null : cache, name === "model.safetensors" ? onProgress : null);
     got[name] = bytes;
-    allCached &&= fromCache;
+    if (!fromCache) downloaded.push([url, bytes]);
   }
+  const keep = async () => {
+    for (const [url, bytes] of downloaded) {
+      // A full or unavailable cache only costs the next visit a download.
+      await cache?.put(url, new Response(bytes, { headers: { "content-length": String(bytes.length) } })).catch(() => {});
+    }
+  };
   return {
     files: { weights: got["model.safetensors"], tokenizer: got["tokenizer.json"], config: got["config.json"] },
-    fromCache: allCached,
+    fromCache: downloaded.length === 0,
+    anyCached: downloaded.length < FILES.length,
+    keep,
   };
+}
+
+/** Loads the model into `index`, a cached copy that fails fetched anew once: { fromCache, keep }. */
+async function attachModel(index, modelUrl, onProgress) {
+  let model = await loadModelFiles(modelUrl, onProgress);
+  const load = ({ weights, tokenizer, config }) => index.loadModelFromBytes(weights, tokenizer, config);
+  try {
+    load(model.files);
+  } catch (e) {
+    if (!model.anyCached) throw e;
+    model = await loadModelFiles(modelUrl, onProgress, true);
+    load(model.files);
+  }
+  return model;
 }
 
 /**
@@ -76,12 +115,12 @@ export async function openIndex(SearchIndex, indexUrl, modelUrl, emit) {
   const { bytes } = await fetchWithProgress(indexUrl, null, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }));
   const index = SearchIndex.fromBytes(bytes);
   if (index.hasVectors && modelUrl) {
-    loadModelFiles(modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }))
-      .then(({ files, fromCache }) => {
-        index.loadModelFromBytes(files.weights, files.tokenizer, files.config);
+    attachModel(index, modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }))
+      .then(({ fromCache, keep }) => {
         emit({ event: "model", ready: true, fromCache });
+        return keep();
       })
-      .catch((e) => emit({ event: "model", ready: false, error: e.message }));
+      .catch((e) => emit({ event: "model", ready: false, error: e?.message ?? String(e) }));
   }
   return { index, info: { documentCount: index.documentCount, chunkCount: index.chunkCount, hasVectors: index.hasVectors } };
 }

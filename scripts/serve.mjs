@@ -3,7 +3,7 @@
 // Usage: node scripts/serve.mjs [port]   (port 0 picks a free one; the URL is printed)
 import { createServer } from "node:http";
 import { readFile, stat } from "node:fs/promises";
-import { extname, join, normalize, resolve } from "node:path";
+import { extname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -17,16 +17,21 @@ const types = {
 export function serve(port = 0, extra = []) {
   const mounts = [...extra, ["/pkg/", join(root, "pkg")], ["/source/", root], ["/", join(root, "www")]];
   const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    let path;
+    try {
+      path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    } catch {
+      return res.writeHead(400).end(); // a malformed escape
+    }
     const [prefix, dir] = mounts.find(([p]) => path.startsWith(p));
     let file = normalize(join(dir, path.slice(prefix.length)));
-    if (!file.startsWith(dir)) return res.writeHead(403).end();
+    if (file !== dir && !file.startsWith(dir + sep)) return res.writeHead(403).end();
     // /source/ serves the project's Markdown only: the documents the demo's hits link to.
     if (prefix === "/source/" && (extname(file) !== ".md" || file.includes("node_modules"))) return res.writeHead(404).end();
     try {
       if ((await stat(file)).isDirectory()) file = join(file, "index.html");
       const body = await readFile(file);
-      res.writeHead(200, { "Content-Type": types[extname(file)] ?? "application/octet-stream", "Content-Length": body.length, "Cache-Control": "no-cache" });
+      res.writeHead(200, { "Content-Type": types[extname(file)] ?? "application/octet-stream", "Content-Length": body.length, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff" });
       res.end(body);
     } catch {
       res.writeHead(404, { "Content-Type": "text/plain" }).end("not found");

@@ -5,19 +5,57 @@
 //! The index answers lexical queries as soon as it is loaded; `loadModel` fetches the model in
 //! the background and hybrid answers start when it is ready (until then a hybrid search answers
 //! lexically, and a semantic search is an error that says so).
+//!
+//! Arguments are checked here, before any work: a query must be a string, options a plain
+//! object of finite numbers and plain data, bytes a `Uint8Array`, and no body or byte array may
+//! be over [`MAX_BYTES`] (a `Content-Length` is never trusted to size a buffer).
+//!
+//! No borrow of our own state outlives an instant: each call works on a clone of the `Searcher`
+//! (two `Arc`s), and a model is attached to a clone that is swapped in whole. So after any error
+//! the index keeps answering, and `free()` works. (A trap, which a Rust panic is on wasm, or a
+//! JavaScript exception thrown through a method, is worse: wasm-bindgen's own shared borrow of
+//! the object stays held, so later calls still work but `free()` throws and the object's memory
+//! is kept; a trap inside `loadModel`'s promise leaves only that promise pending. The instance's
+//! stack and allocator are left as the trap found them, so after one it is best reloaded.)
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Function, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Float32Array, Function, Promise, Reflect, Uint8Array};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use crate::embed::ModelFiles;
-use crate::hit::SearchOptions;
+use crate::hit::{Options, SearchOptions};
 use crate::Searcher;
+
+/// The largest index or model file this module fetches or accepts as bytes: 1 GiB.
+pub const MAX_BYTES: usize = 1 << 30;
+/// A download's buffer is sized up front to its `Content-Length`, at most this, and grows after.
+const PRESIZE: usize = 64 << 20;
+/// How deep the options are checked for numbers that JSON would turn into `null`.
+const MAX_DEPTH: u32 = 16;
+/// The most numbers a query vector may have (the model's vectors have 384).
+const MAX_DIMENSION: u32 = 1 << 16;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `Array.isArray`, caught: it throws on a revoked Proxy, and an uncaught JavaScript exception
+    /// unwinds through wasm as a trap does.
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
+    fn is_array_or_throw(value: &JsValue) -> Result<bool, JsValue>;
+}
+
+fn is_array(value: &JsValue) -> bool {
+    is_array_or_throw(value).unwrap_or(false)
+}
+
+/// A typed array of type `T`; `ArrayBuffer.isView` first, as it runs no Proxy trap (`instanceof` would).
+fn typed<T: JsCast>(value: &JsValue) -> Option<&T> {
+    js_sys::ArrayBuffer::is_view(value).then(|| value.dyn_ref::<T>()).flatten()
+}
 
 #[wasm_bindgen(start)]
 fn start() {
@@ -27,7 +65,7 @@ fn start() {
 /// A loaded cairn index, ready to search.
 #[wasm_bindgen]
 pub struct SearchIndex {
-    inner: Rc<RefCell<Searcher>>,
+    searcher: Rc<RefCell<Searcher>>,
 }
 
 fn js_error(e: impl std::fmt::Display) -> JsError {
@@ -38,28 +76,29 @@ fn js_error(e: impl std::fmt::Display) -> JsError {
 impl SearchIndex {
     /// Loads an index from the bytes of an `index.cairn` file.
     #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(bytes: &[u8]) -> Result<SearchIndex, JsError> {
-        let searcher = Searcher::from_bytes(bytes).map_err(js_error)?;
-        Ok(SearchIndex { inner: Rc::new(RefCell::new(searcher)) })
+    pub fn from_bytes(#[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue) -> Result<SearchIndex, JsError> {
+        Self::from_vec(&byte_array(&bytes, "the index")?)
     }
 
     /// Fetches an `index.cairn` file and loads it. `onProgress(loaded, total)` reports bytes
     /// (total is 0 when the server does not say).
-    pub async fn load(url: String, #[wasm_bindgen(js_name = onProgress)] on_progress: Option<Function>) -> Result<SearchIndex, JsError> {
-        let bytes = fetch_bytes(&url, on_progress.as_ref()).await?;
-        Self::from_bytes(&bytes)
+    pub async fn load(
+        #[wasm_bindgen(unchecked_param_type = "string")] url: JsValue,
+        #[wasm_bindgen(js_name = onProgress)] on_progress: Option<Function>,
+    ) -> Result<SearchIndex, JsError> {
+        let bytes = fetch_bytes(&string(&url, "the index URL")?, on_progress.as_ref()).await?;
+        Self::from_vec(&bytes)
     }
 
     /// Searches the index. `options` may be omitted; see `SearchOptions` for the defaults.
     #[wasm_bindgen(unchecked_return_type = "SearchHit[]")]
     pub fn search(
         &self,
-        query: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let options: SearchOptions = parse_options(options)?;
-        let hits = self.searcher()?.search(query, &options).map_err(js_error)?;
-        to_js(&hits)
+        let (query, options) = (string(&query, "the query")?, parse_options::<SearchOptions>(options)?);
+        to_js(&self.searcher().search(&query, &options).map_err(js_error)?)
     }
 
     /// Searches with a query embedding computed elsewhere (L2-normalized, by the index's model);
@@ -67,13 +106,13 @@ impl SearchIndex {
     #[wasm_bindgen(js_name = searchWithVector, unchecked_return_type = "SearchHit[]")]
     pub fn search_with_vector(
         &self,
-        query: &str,
-        vector: Vec<f32>,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Float32Array | number[]")] vector: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
+        let (query, vector) = (string(&query, "the query")?, float_array(&vector)?);
         let options: SearchOptions = parse_options(options)?;
-        let hits = self.searcher()?.search_with_vector(query, &vector, &options).map_err(js_error)?;
-        to_js(&hits)
+        to_js(&self.searcher().search_with_vector(&query, &vector, &options).map_err(js_error)?)
     }
 
     /// Searches and groups the hits by document: each document's score, its chunks with their
@@ -81,11 +120,11 @@ impl SearchIndex {
     #[wasm_bindgen(js_name = searchDocuments, unchecked_return_type = "DocumentSearchResponse")]
     pub fn search_documents(
         &self,
-        query: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "DocumentSearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let options = parse_options(options)?;
-        to_js(&self.searcher()?.search_documents(query, &options).map_err(js_error)?)
+        let (query, options) = (string(&query, "the query")?, parse_options(options)?);
+        to_js(&self.searcher().search_documents(&query, &options).map_err(js_error)?)
     }
 
     /// The best chunks that fit a token budget, as a prompt, with every candidate considered:
@@ -93,49 +132,55 @@ impl SearchIndex {
     #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "ContextResponse")]
     pub fn build_context(
         &self,
-        query: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "ContextOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let options = parse_options(options)?;
-        to_js(&self.searcher()?.build_context(query, &options).map_err(js_error)?)
+        let (query, options) = (string(&query, "the query")?, parse_options(options)?);
+        to_js(&self.searcher().build_context(&query, &options).map_err(js_error)?)
     }
 
     /// Fetches the model files from `baseUrl` (the `model/` folder `cairn index` wrote beside
     /// the index) and attaches the model, so hybrid and semantic searches can run.
     /// `onProgress(loaded, total)` reports bytes across all three files.
     #[wasm_bindgen(js_name = loadModel, unchecked_return_type = "Promise<void>")]
-    pub fn load_model(&self, #[wasm_bindgen(js_name = baseUrl)] base_url: String, #[wasm_bindgen(js_name = onProgress)] on_progress: Option<Function>) -> Promise {
-        let inner = self.inner.clone();
+    pub fn load_model(
+        &self,
+        #[wasm_bindgen(js_name = baseUrl, unchecked_param_type = "string")] base_url: JsValue,
+        #[wasm_bindgen(js_name = onProgress)] on_progress: Option<Function>,
+    ) -> Promise {
+        let (slot, base_url) = (self.searcher.clone(), string(&base_url, "the model URL"));
         future_to_promise(async move {
-            let base = base_url.trim_end_matches('/').to_string();
+            let base = base_url?.trim_end_matches('/').to_string();
             let url = |name: &str| format!("{base}/{name}");
             let config = fetch_bytes(&url(ModelFiles::CONFIG), None).await?;
             let tokenizer = fetch_bytes(&url(ModelFiles::TOKENIZER), None).await?;
             let weights = fetch_bytes(&url(ModelFiles::WEIGHTS), on_progress.as_ref()).await?;
-            inner
-                .try_borrow_mut()
-                .map_err(|_| js_error("the index is in use; load the model again"))?
-                .load_model(ModelFiles { weights, tokenizer, config })
-                .map_err(js_error)?;
+            attach(&slot, ModelFiles { weights, tokenizer, config })?;
             Ok(JsValue::UNDEFINED)
         })
     }
 
     /// Attaches the model from its files' bytes (for callers that fetch or cache them themselves).
     #[wasm_bindgen(js_name = loadModelFromBytes)]
-    pub fn load_model_from_bytes(&self, weights: Vec<u8>, tokenizer: Vec<u8>, config: Vec<u8>) -> Result<(), JsError> {
-        self.inner
-            .try_borrow_mut()
-            .map_err(|_| js_error("the index is in use; load the model again"))?
-            .load_model(ModelFiles { weights, tokenizer, config })
-            .map_err(js_error)
+    pub fn load_model_from_bytes(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] weights: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] tokenizer: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] config: JsValue,
+    ) -> Result<(), JsError> {
+        let files = ModelFiles {
+            weights: byte_array(&weights, "the weights")?,
+            tokenizer: byte_array(&tokenizer, "the tokenizer")?,
+            config: byte_array(&config, "the config")?,
+        };
+        attach(&self.searcher, files)
     }
 
     /// Embeds a text with the loaded model (L2-normalized), e.g. to compare targets.
     #[wasm_bindgen(js_name = embed)]
-    pub fn embed(&self, text: &str) -> Result<Vec<f32>, JsError> {
-        self.searcher()?
-            .embed_query(text)
+    pub fn embed(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<Vec<f32>, JsError> {
+        self.searcher()
+            .embed_query(&string(&text, "the text")?)
             .map_err(js_error)?
             .ok_or_else(|| js_error("no model is loaded; call loadModel first"))
     }
@@ -143,43 +188,145 @@ impl SearchIndex {
     /// How many documents the index holds.
     #[wasm_bindgen(getter, js_name = documentCount)]
     pub fn document_count(&self) -> usize {
-        self.inner.borrow().index().documents.len()
+        self.searcher().index().documents.len()
     }
 
     /// How many chunks the index holds.
     #[wasm_bindgen(getter, js_name = chunkCount)]
     pub fn chunk_count(&self) -> usize {
-        self.inner.borrow().index().chunks.len()
+        self.searcher().index().chunks.len()
     }
 
     /// Whether the index has embeddings (and so can search semantically once its model loads).
     #[wasm_bindgen(getter, js_name = hasVectors)]
     pub fn has_vectors(&self) -> bool {
-        self.inner.borrow().has_vectors()
+        self.searcher().has_vectors()
     }
 
     /// Whether the model is loaded, so hybrid and semantic searches use it.
     #[wasm_bindgen(getter, js_name = modelReady)]
     pub fn model_ready(&self) -> bool {
-        self.inner.borrow().model_ready()
+        self.searcher().model_ready()
     }
 }
 
 impl SearchIndex {
-    fn searcher(&self) -> Result<std::cell::Ref<'_, Searcher>, JsError> {
-        self.inner.try_borrow().map_err(|_| js_error("the index is busy attaching its model; search again in a moment"))
+    fn from_vec(bytes: &[u8]) -> Result<SearchIndex, JsError> {
+        Ok(SearchIndex { searcher: Rc::new(RefCell::new(Searcher::from_bytes(bytes).map_err(js_error)?)) })
+    }
+
+    /// A copy to work on: the cell is borrowed only for the clone, never while a search runs.
+    fn searcher(&self) -> Searcher {
+        self.searcher.borrow().clone()
     }
 }
 
-fn parse_options<T: serde::de::DeserializeOwned + Default>(options: Option<JsValue>) -> Result<T, JsError> {
+/// Attaches a model to a copy of the searcher and swaps the copy in whole, so a failure (or a
+/// trap) while the model loads leaves the index as it was.
+fn attach(slot: &RefCell<Searcher>, files: ModelFiles) -> Result<(), JsError> {
+    let mut searcher = slot.borrow().clone();
+    searcher.load_model(files).map_err(js_error)?;
+    *slot.borrow_mut() = searcher;
+    Ok(())
+}
+
+/// What `typeof` says, for messages.
+fn type_of(value: &JsValue) -> String {
+    match value.js_typeof().as_string() {
+        _ if value.is_null() => "null".into(),
+        _ if is_array(value) => "an array".into(),
+        Some(t) if t == "object" => "an object".into(),
+        Some(t) if t == "undefined" => t,
+        Some(t) => format!("a {t}"),
+        None => "something else".into(),
+    }
+}
+
+/// A number as JavaScript writes it (`NaN`, `Infinity`).
+fn js_number(n: f64) -> String {
+    match n {
+        _ if n.is_nan() => "NaN".into(),
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        _ => n.to_string(),
+    }
+}
+
+fn string(value: &JsValue, what: &str) -> Result<String, JsError> {
+    value.as_string().ok_or_else(|| js_error(format!("{what} must be a string, not {}", type_of(value))))
+}
+
+fn byte_array(value: &JsValue, what: &str) -> Result<Vec<u8>, JsError> {
+    let array = typed::<Uint8Array>(value).ok_or_else(|| js_error(format!("{what} must be a Uint8Array, not {}", type_of(value))))?;
+    if array.length() as usize > MAX_BYTES {
+        return Err(js_error(format!("{what} is {} bytes, over the {} GiB this module accepts", array.length(), MAX_BYTES >> 30)));
+    }
+    Ok(array.to_vec())
+}
+
+/// A query vector from a `Float32Array` or an array of numbers, every one finite as an f32.
+fn float_array(value: &JsValue) -> Result<Vec<f32>, JsError> {
+    let wrong =
+        || js_error(format!("the vector must be a Float32Array or an array of at most {MAX_DIMENSION} numbers, not {}", type_of(value)));
+    let array = value.unchecked_ref::<Array>();
+    let vector: Vec<f32> = if let Some(array) = typed::<Float32Array>(value).filter(|a| a.length() <= MAX_DIMENSION) {
+        array.to_vec()
+    } else if is_array(value) && array.length() <= MAX_DIMENSION {
+        array.iter().map(|n| n.as_f64().map(|n| n as f32)).collect::<Option<_>>().ok_or_else(wrong)?
+    } else {
+        return Err(wrong());
+    };
+    match vector.iter().position(|n| !n.is_finite()) {
+        Some(i) => Err(js_error(format!("the vector must hold finite numbers (as f32); number {i} is {}", js_number(vector[i].into())))),
+        None => Ok(vector),
+    }
+}
+
+fn parse_options<T: Options>(options: Option<JsValue>) -> Result<T, JsError> {
     let Some(options) = options.filter(|o| !o.is_undefined() && !o.is_null()) else {
         return Ok(T::default());
     };
+    let invalid = |e: String| js_error(format!("invalid search options: {e}"));
+    if !options.is_object() || is_array(&options) {
+        return Err(js_error(format!("options must be an object, not {}", type_of(&options))));
+    }
+    check_plain(&options, "", 0).map_err(invalid)?;
     // Through JSON, so that a misspelled option is an error (serde-wasm-bindgen skips unknown keys).
-    let json: String = js_sys::JSON::stringify(&options)
-        .map_err(|_| js_error("invalid search options: they cannot be read as JSON"))?
-        .into();
-    serde_json::from_str(&json).map_err(|e| js_error(format!("invalid search options: {e}")))
+    let json: String =
+        js_sys::JSON::stringify(&options).map_err(|e| invalid(format!("they cannot be read as JSON ({})", describe(&e))))?.into();
+    if !json.starts_with('{') {
+        return Err(js_error("options must be an object, not something whose JSON is not one"));
+    }
+    let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| invalid(e.to_string()))?;
+    T::from_json(value).map_err(|e| invalid(e.to_string()))
+}
+
+/// Refuses what JSON would silently change: a number that is not finite (JSON writes `null`),
+/// and a function, symbol or BigInt; `path` names the option. Only reads (no user code runs but
+/// getters, and a throwing one is an error), to a bounded depth.
+fn check_plain(value: &JsValue, path: &str, depth: u32) -> Result<(), String> {
+    if let Some(n) = value.as_f64() {
+        if !n.is_finite() {
+            return Err(format!("{path} must be a finite number, not {}", js_number(n)));
+        }
+    } else if value.is_function() || value.is_symbol() || value.is_bigint() {
+        return Err(format!("{path} must be plain data, not {}", type_of(value)));
+    } else if value.is_object() && depth < MAX_DEPTH {
+        let array = is_array(value);
+        let keys = Reflect::own_keys(value)
+            .map_err(|e| format!("{} cannot be read ({})", if path.is_empty() { "they" } else { path }, describe(&e)))?;
+        for key in keys.iter() {
+            let Some(name) = key.as_string().filter(|k| !(array && k == "length")) else { continue };
+            let inner = match (array, path) {
+                (true, _) => format!("{path}[{name}]"),
+                (false, "") => name,
+                (false, _) => format!("{path}.{name}"),
+            };
+            let child = Reflect::get(value, &key).map_err(|e| format!("{inner} cannot be read ({})", describe(&e)))?;
+            check_plain(&child, &inner, depth + 1)?;
+        }
+    }
+    Ok(())
 }
 
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
@@ -188,15 +335,22 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
 }
 
 /// Fetches a URL's body with the global `fetch` (window, worker or Node), reporting progress.
+/// The body may be at most `MAX_BYTES`; its `Content-Length` only reports progress and sizes the
+/// buffer up to `PRESIZE`, so a lying header can neither abort the module nor fake a body.
 async fn fetch_bytes(url: &str, on_progress: Option<&Function>) -> Result<Vec<u8>, JsError> {
     let failed = |what: &str| js_error(format!("cannot fetch {url}: {what}"));
+    let too_big = |what: String| failed(&format!("{what}, over the {} GiB this module reads", MAX_BYTES >> 30));
     let global = js_sys::global();
     let fetch: Function = Reflect::get(&global, &"fetch".into())
         .ok()
         .and_then(|f| f.dyn_into().ok())
         .ok_or_else(|| failed("this JavaScript environment has no fetch"))?;
     let response = JsFuture::from(
-        fetch.call1(&global, &url.into()).map_err(|e| failed(&describe(&e)))?.dyn_into::<Promise>().map_err(|_| failed("fetch did not return a promise"))?,
+        fetch
+            .call1(&global, &url.into())
+            .map_err(|e| failed(&describe(&e)))?
+            .dyn_into::<Promise>()
+            .map_err(|_| failed("fetch did not return a promise"))?,
     )
     .await
     .map_err(|e| failed(&describe(&e)))?;
@@ -204,35 +358,41 @@ async fn fetch_bytes(url: &str, on_progress: Option<&Function>) -> Result<Vec<u8
     if !response.ok() {
         return Err(failed(&format!("HTTP {} {}", response.status(), response.status_text())));
     }
-    let total = response
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(0.0);
+    let total = response.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0);
+    if total > MAX_BYTES as u64 {
+        if let Some(body) = response.body() {
+            let _ = body.cancel();
+        }
+        return Err(too_big(format!("its Content-Length says {total} bytes")));
+    }
     let Some(body) = response.body() else {
-        let buffer = JsFuture::from(response.array_buffer().map_err(|e| failed(&describe(&e)))?)
-            .await
-            .map_err(|e| failed(&describe(&e)))?;
-        return Ok(Uint8Array::new(&buffer).to_vec());
+        let buffer =
+            JsFuture::from(response.array_buffer().map_err(|e| failed(&describe(&e)))?).await.map_err(|e| failed(&describe(&e)))?;
+        return byte_array(&Uint8Array::new(&buffer), &format!("the body of {url}"));
     };
-    let reader: web_sys::ReadableStreamDefaultReader =
-        body.get_reader().dyn_into().map_err(|_| failed("the body cannot be read"))?;
-    let mut bytes = Vec::with_capacity(total as usize);
+    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().dyn_into().map_err(|_| failed("the body cannot be read"))?;
+    let mut bytes = Vec::with_capacity((total as usize).min(PRESIZE));
     loop {
-        let chunk = JsFuture::from(reader.read()).await.map_err(|e| failed(&describe(&e)))?;
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|e| failed(&format!("the download broke off after {} bytes ({})", bytes.len(), describe(&e))))?;
         let done = Reflect::get(&chunk, &"done".into()).map(|d| d.is_truthy()).unwrap_or(true);
         if done {
             break;
         }
-        let value: Uint8Array =
-            Reflect::get(&chunk, &"value".into()).ok().and_then(|v| v.dyn_into().ok()).ok_or_else(|| failed("a body chunk is not bytes"))?;
-        let start = bytes.len();
-        bytes.resize(start + value.length() as usize, 0);
+        let value: Uint8Array = Reflect::get(&chunk, &"value".into())
+            .ok()
+            .and_then(|v| v.dyn_into().ok())
+            .ok_or_else(|| failed("a body chunk is not bytes"))?;
+        let (start, length) = (bytes.len(), value.length() as usize);
+        if start + length > MAX_BYTES {
+            let _ = reader.cancel();
+            return Err(too_big(format!("its body is more than {} bytes", start + length)));
+        }
+        bytes.resize(start + length, 0);
         value.copy_to(&mut bytes[start..]);
         if let Some(callback) = on_progress {
-            let _ = callback.call2(&JsValue::NULL, &(bytes.len() as f64).into(), &total.into());
+            let _ = callback.call2(&JsValue::NULL, &(bytes.len() as f64).into(), &(total as f64).into());
         }
     }
     Ok(bytes)

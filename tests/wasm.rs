@@ -1,12 +1,14 @@
 //! The wasm bindings in a JavaScript engine (Chromium or Node, through wasm-bindgen-test):
-//! loading, searching, UTF-16 highlights as JavaScript slices them, and errors as `JsError`s.
+//! loading, searching, UTF-16 highlights as JavaScript slices them, errors as `JsError`s, and an
+//! index that keeps answering after bad arguments and failed downloads.
 //! The index is the fixture documents, built by the native CLI before this test compiles
 //! (scripts/test.sh does it).
 #![cfg(target_arch = "wasm32")]
 
 use cairn::wasm::SearchIndex;
-use js_sys::{JsString, Reflect};
+use js_sys::{JsString, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 const INDEX: &[u8] = include_bytes!("../target/test-fixtures/lexical/index.cairn");
@@ -19,6 +21,15 @@ fn options(json: &str) -> Option<JsValue> {
     Some(js_sys::JSON::parse(json).unwrap())
 }
 
+fn open(bytes: &[u8]) -> Result<SearchIndex, wasm_bindgen::JsError> {
+    SearchIndex::from_bytes(Uint8Array::from(bytes).into())
+}
+
+/// A query, as JavaScript passes it.
+fn q(text: &str) -> JsValue {
+    text.into()
+}
+
 fn message(error: wasm_bindgen::JsError) -> String {
     let value: JsValue = error.into();
     value.dyn_into::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default()
@@ -26,10 +37,10 @@ fn message(error: wasm_bindgen::JsError) -> String {
 
 #[wasm_bindgen_test]
 fn loads_and_searches() {
-    let index = SearchIndex::from_bytes(INDEX).unwrap();
+    let index = open(INDEX).unwrap();
     assert_eq!(index.document_count(), 6);
     assert!(!index.has_vectors());
-    let hits: js_sys::Array = index.search("installing the target", options(r#"{"limit": 3}"#)).unwrap().dyn_into().unwrap();
+    let hits: js_sys::Array = index.search(q("installing the target"), options(r#"{"limit": 3}"#)).unwrap().dyn_into().unwrap();
     assert!(hits.length() >= 1 && hits.length() <= 3);
     let top = hits.get(0);
     assert_eq!(get(&top, "citation.docId").as_string().unwrap(), "guide/install.md");
@@ -38,15 +49,18 @@ fn loads_and_searches() {
     assert_eq!(get(&top, "signals.lexical.rank").as_f64(), Some(1.0));
     assert!(get(&top, "signals.semantic").is_undefined());
     // Defaults apply when options are left out.
-    let all: js_sys::Array = index.search("cairn", None).unwrap().dyn_into().unwrap();
+    let all: js_sys::Array = index.search(q("cairn"), None).unwrap().dyn_into().unwrap();
     assert!(all.length() >= 2);
 }
 
 #[wasm_bindgen_test]
 fn highlights_slice_in_utf16() {
-    let index = SearchIndex::from_bytes(INDEX).unwrap();
-    let hits: js_sys::Array =
-        index.search("cafe 東京 search developers", options(r#"{"mode": "lexical", "limit": 10, "highlight": true}"#)).unwrap().dyn_into().unwrap();
+    let index = open(INDEX).unwrap();
+    let hits: js_sys::Array = index
+        .search(q("cafe 東京 search developers"), options(r#"{"mode": "lexical", "limit": 10, "highlight": true}"#))
+        .unwrap()
+        .dyn_into()
+        .unwrap();
     let mut words = Vec::new();
     for hit in hits.iter() {
         let text: JsString = get(&hit, "text").dyn_into().unwrap();
@@ -66,21 +80,19 @@ fn damaged_bytes_and_bad_options_are_js_errors() {
     let mut flipped = INDEX.to_vec();
     let middle = flipped.len() / 2;
     flipped[middle] ^= 0x5a;
-    for (bytes, expected) in [
-        (&INDEX[..INDEX.len() - 7], "truncated"),
-        (&flipped[..], "damaged"),
-        (&b"<html>not an index</html>"[..], "not a cairn index"),
-    ] {
-        let error = SearchIndex::from_bytes(bytes).err().expect("an error");
+    for (bytes, expected) in
+        [(&INDEX[..INDEX.len() - 7], "truncated"), (&flipped[..], "damaged"), (&b"<html>not an index</html>"[..], "not a cairn index")]
+    {
+        let error = open(bytes).err().expect("an error");
         let text = message(error);
         assert!(text.contains(expected), "{text}");
     }
-    let index = SearchIndex::from_bytes(INDEX).unwrap();
-    let text = message(index.search("x", options(r#"{"limt": 5}"#)).err().unwrap());
+    let index = open(INDEX).unwrap();
+    let text = message(index.search(q("x"), options(r#"{"limt": 5}"#)).err().unwrap());
     assert!(text.contains("invalid search options") && text.contains("limt"), "{text}");
-    let text = message(index.search("x", options(r#"{"mode": "semantic"}"#)).err().unwrap());
+    let text = message(index.search(q("cairn"), options(r#"{"mode": "semantic"}"#)).err().unwrap());
     assert!(text.contains("no embeddings"), "{text}");
-    let text = message(index.search("x", options(r#"{"limit": 0}"#)).err().unwrap());
+    let text = message(index.search(q("x"), options(r#"{"limit": 0}"#)).err().unwrap());
     assert!(text.contains("limit"), "{text}");
 }
 
@@ -93,10 +105,10 @@ fn array(value: JsValue) -> js_sys::Array {
 
 #[wasm_bindgen_test]
 fn build_context_round_trips_in_javascript() {
-    let index = SearchIndex::from_bytes(LINKED).unwrap();
+    let index = open(LINKED).unwrap();
     for order in ["score", "document", "recency"] {
         let response = index
-            .build_context("cairns alpine routes fog", options(&format!(r#"{{"tokenBudget": 60, "order": "{order}", "limit": 10}}"#)))
+            .build_context(q("cairns alpine routes fog"), options(&format!(r#"{{"tokenBudget": 60, "order": "{order}", "limit": 10}}"#)))
             .unwrap();
         let candidates = array(get(&response, "candidates"));
         let mut admitted: Vec<(u32, String)> = candidates
@@ -113,13 +125,13 @@ fn build_context_round_trips_in_javascript() {
 
 #[wasm_bindgen_test]
 fn documents_links_related_and_filters_in_javascript() {
-    let index = SearchIndex::from_bytes(LINKED).unwrap();
-    let response = index.search_documents("cairns", options(r#"{"facets": ["tags"], "filter": {"tags": "shared"}}"#)).unwrap();
+    let index = open(LINKED).unwrap();
+    let response = index.search_documents(q("cairns"), options(r#"{"facets": ["tags"], "filter": {"tags": "shared"}}"#)).unwrap();
     let results = array(get(&response, "results"));
     let docs: Vec<String> = results.iter().map(|r| get(&r, "docId").as_string().unwrap()).collect();
     assert!(docs.iter().all(|d| d == "alpine.md" || d == "valley.md"), "{docs:?}");
     assert_eq!(get(&response, "facets.tags.shared").as_f64(), Some(docs.len() as f64));
-    let hits = array(index.search("glacier valley", options(r#"{"limit": 1, "related": true}"#)).unwrap());
+    let hits = array(index.search(q("glacier valley"), options(r#"{"limit": 1, "related": true}"#)).unwrap());
     assert_eq!(get(&hits.get(1), "citation.docId").as_string().unwrap(), "valley.md");
     assert_eq!(get(&hits.get(1), "via.text").as_string().unwrap(), "see the valley notes");
     assert_eq!(get(&hits.get(0), "links").dyn_into::<js_sys::Array>().unwrap().length(), 1);
@@ -128,8 +140,9 @@ fn documents_links_related_and_filters_in_javascript() {
 
 #[wasm_bindgen_test]
 fn match_and_snippet_slice_in_utf16_on_accents_cjk_and_emoji() {
-    let index = SearchIndex::from_bytes(INDEX).unwrap();
-    let hits = array(index.search("café 東京 search", options(r#"{"mode": "lexical", "highlight": true, "snippetLength": 40}"#)).unwrap());
+    let index = open(INDEX).unwrap();
+    let hits =
+        array(index.search(q("café 東京 search"), options(r#"{"mode": "lexical", "highlight": true, "snippetLength": 40}"#)).unwrap());
     let mut checked = 0;
     for hit in hits.iter() {
         let text: JsString = get(&hit, "text").dyn_into().unwrap();
@@ -146,4 +159,38 @@ fn match_and_snippet_slice_in_utf16_on_accents_cjk_and_emoji() {
         }
     }
     assert!(checked >= 3, "{checked} snippet highlights checked");
+}
+
+#[wasm_bindgen_test]
+async fn errors_leave_the_index_answering() {
+    let index = open(INDEX).unwrap();
+    let ids = |index: &SearchIndex| -> Vec<String> {
+        array(index.search(q("installing the target"), None).unwrap()).iter().map(|h| get(&h, "id").as_string().unwrap()).collect()
+    };
+    let before = ids(&index);
+    let nan = js_sys::Object::new();
+    Reflect::set(&nan, &"limit".into(), &f64::NAN.into()).unwrap();
+    let function: JsValue = js_sys::Function::new_no_args("return 1").into();
+    let failures = [
+        (index.search(JsValue::from(42), None).err(), "the query must be a string, not a number"),
+        (index.search(q("x"), Some(function)).err(), "options must be an object, not a function"),
+        (index.search_documents(q("x"), Some(nan.into())).err(), "limit must be a finite number, not NaN"),
+        (index.build_context(JsValue::NULL, None).err(), "the query must be a string, not null"),
+        (index.search_with_vector(q("x"), JsValue::from("abc"), None).err(), "the vector must be a Float32Array"),
+        (index.load_model_from_bytes(JsValue::from(1), JsValue::from(2), JsValue::from(3)).err(), "the weights must be a Uint8Array"),
+        (SearchIndex::from_bytes(JsValue::from("abc")).err(), "the index must be a Uint8Array, not a string"),
+    ];
+    for (error, expected) in failures {
+        let text = message(error.expect(expected));
+        assert!(text.contains(expected), "{text}");
+        assert_eq!(ids(&index), before, "after {expected}");
+    }
+    // A download that cannot happen rejects, and the index still answers.
+    let refused = JsFuture::from(index.load_model(q("http://127.0.0.1:1/model"), None)).await.unwrap_err();
+    let text = refused.dyn_into::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default();
+    assert!(text.starts_with("cannot fetch http://127.0.0.1:1/model/config.json"), "{text}");
+    let text = message(SearchIndex::load(q("http://127.0.0.1:1/index.cairn"), None).await.err().unwrap());
+    assert!(text.starts_with("cannot fetch http://127.0.0.1:1/index.cairn"), "{text}");
+    assert_eq!(ids(&index), before);
+    assert!(!index.model_ready());
 }

@@ -1,8 +1,10 @@
 // The explain page: every hit with its full explain (which signals found it, each one's rank
 // and score, the fused score's terms, the retrieval rank). Loads the index (lexical search works
 // at once), then the model in the background (hybrid and semantic start when it is ready). Hits
-// are DOM nodes built from the highlight offsets, never indexed text injected as HTML.
+// are DOM nodes built from the highlight offsets, never indexed text injected as HTML, and a hit
+// links to its URL only when that is http(s) or relative (never javascript: or data:).
 import init, { SearchIndex } from "./pkg/web/cairn.js";
+import { safeUrl } from "./pkg/client.js";
 
 const query = document.getElementById("query");
 const mode = document.getElementById("mode");
@@ -42,7 +44,8 @@ function renderHit(hit) {
   li.dataset.id = hit.id;
   const title = document.createElement("a");
   title.className = "hit-title";
-  title.href = hit.citation.url ?? "#";
+  const url = hit.citation.url && safeUrl(hit.citation.url);
+  if (url) title.href = url;
   title.textContent = [hit.citation.title, ...hit.citation.headingPath.filter((h) => h !== hit.citation.title)].join(" › ");
   const meta = document.createElement("div");
   meta.className = "hit-meta";
@@ -121,8 +124,10 @@ query.addEventListener("input", () => {
 });
 mode.addEventListener("change", run);
 
-// ?index=FOLDER searches another index folder (the browser tests use it for their fixtures).
-const indexDir = new URLSearchParams(location.search).get("index") ?? "index";
+// ?index=FOLDER searches another index folder of this site (the browser tests use it for their
+// fixtures); another origin's index is not loaded.
+const asked = new URLSearchParams(location.search).get("index") ?? "index";
+const indexDir = new URL(asked, location.href).origin === location.origin ? asked : "index";
 
 await init();
 index = await SearchIndex.load(`${indexDir}/index.cairn`, (loaded, total) => setStatus(`Loading the index… ${mib(loaded)}${total ? " of " + mib(total) : ""}`));

@@ -56,7 +56,9 @@ async function type(page, text) {
 
 test("results appear as you type, as an ARIA combobox", async () => {
   const context = await browser.newContext();
-  const { page, errors } = await open(context);
+  // The demo's index without its model: lexical only, so that nonsense finds nothing whenever the
+  // model would have arrived (with it, a hybrid search always has neighbours by meaning).
+  const { page, errors } = await open(context, { index: "/index/index.cairn" });
   const results = await type(page, "index file format");
   assert.ok(results.length >= 2);
   assert.ok(results.some((r) => /index-format\.md/.test(r.url)), JSON.stringify(results.map((r) => r.url)));
@@ -64,6 +66,21 @@ test("results appear as you type, as an ARIA combobox", async () => {
   assert.equal(await page.getAttribute("cairn-search input", "aria-expanded"), "true");
   await page.fill("cairn-search input", "zzzqqqxxx");
   await page.waitForFunction(() => document.querySelector("cairn-search").shadowRoot.querySelector(".status").textContent.startsWith("No results"));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the word being typed completes and typos are forgiven", async () => {
+  const context = await browser.newContext();
+  // Lexical only, so what is found is found by the words.
+  const { page, errors } = await open(context, { index: "/index/index.cairn" });
+  // "insta" and "instalaton" match no indexed word as they are: prefix and fuzzy find them.
+  for (const typed of ["insta", "instal", "instalation", "instalaton"]) {
+    await page.fill("cairn-search input", "");
+    await page.waitForFunction(() => !document.querySelector("cairn-search").shadowRoot.querySelector("li[role=option]"));
+    const results = await type(page, typed);
+    assert.ok(results.some((r) => /npm-package\.md#installation$/.test(r.url)), `${typed}: ${JSON.stringify(results.map((r) => r.url))}`);
+  }
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -2,7 +2,7 @@
 // `tsc --strict` by scripts/test.sh: it uses every field of SearchHit, DocumentSearchResponse and
 // ContextResponse and every option, so a change to the Rust types that breaks callers fails.
 import init, { SearchIndex } from "../../pkg/web/cairn.js";
-import { Cairn } from "../../pkg/client.js";
+import { Cairn, safeUrl } from "../../pkg/client.js";
 import type {
   Citation, ContextCandidate, ContextOptions, ContextResponse, DocumentChunk, DocumentResult, DocumentSearchOptions,
   DocumentSearchResponse, Explain, Highlight, HitLink, MatchRange, Neighbors, RejectReason, ScoreKind, ScoreTerm,
@@ -82,8 +82,9 @@ export async function viaWorker(): Promise<number> {
     onModelReady: (e) => void [e.ready, e.fromCache, e.error],
   });
   const hits: SearchHit[] = await cairn.search("q", { highlight: true });
+  const followable: (string | null)[] = hits.map((h) => safeUrl(h.citation.url ?? "", "https://example.org/"));
   const docs: DocumentSearchResponse = await cairn.searchDocuments("q", { facets: ["tags"] });
   const ctx: ContextResponse = await cairn.buildContext("q", { tokenBudget: 100 });
   cairn.close();
-  return hits.length + docs.total + ctx.tokens + cairn.info.chunkCount + Number(cairn.modelReady) + cairn.mode.length;
+  return followable.length + hits.length + docs.total + ctx.tokens + cairn.info.chunkCount + Number(cairn.modelReady) + cairn.mode.length;
 }
