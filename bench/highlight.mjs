@@ -1,7 +1,7 @@
 // The cost of highlighting in V8 (Node, one thread, the wasm Node build): semantic and hybrid
 // searches with `highlight: true` at limit 10 and 100, where hits found only by meaning get the
 // sentence closest to the query. That work is bounded per search (cairn::search::limits:
-// SENTENCES_EMBEDDED), so limit 100 costs about what limit 10 does. Prints p50, p95 and the
+// SENTENCE_BUDGET_CHARS), so limit 100 costs about what limit 10 does. Prints p50, p95 and the
 // slowest run, and how many hits per search were found by meaning only.
 //
 // Usage: node bench/highlight.mjs INDEX_DIR QUERIES_JSONL

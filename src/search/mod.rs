@@ -56,10 +56,12 @@ pub mod limits {
     pub const EXPAND: u32 = 100;
     /// `maxLinks`.
     pub const MAX_LINKS: u32 = 1000;
-    /// Sentences of semantic-only hits embedded per search to find their closest sentence (the
-    /// hits beyond it keep their first sentence as `match`); each is cut at `SENTENCE_CHARS`.
-    pub const SENTENCES_EMBEDDED: usize = 32;
-    pub const SENTENCE_CHARS: usize = 400;
+    /// Characters of sentences the model reads per search to find the closest sentence of hits
+    /// only the semantic signal found, counted as the padded batch (sentences × the longest):
+    /// about one 256-token model call. Hits past it keep their first sentence as `match`. Each
+    /// sentence is cut at `SENTENCE_CHARS`.
+    pub const SENTENCE_BUDGET_CHARS: usize = 1200;
+    pub const SENTENCE_CHARS: usize = 300;
 }
 
 /// A ranking: the fused candidates, best first, and how they were scored.
@@ -95,10 +97,6 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
             query_terms.push(e.term.clone());
         }
     }
-    if query_terms.is_empty() && !context.vector_from_caller {
-        // Nothing to match and nothing to mean: an empty, stop-word or punctuation query.
-        return Ok(Retrieved { candidates: Vec::new(), score_kind: ScoreKind::Bm25, query_terms, expansions: Vec::new() });
-    }
     let pool = options.candidates.map(|c| c as usize).unwrap_or(100).max(options.limit as usize);
     let mask = filter.map(|f| f.chunk_mask(index));
     let mask = mask.as_deref();
@@ -117,6 +115,10 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
         (Some(_), Some(v)) if options.mode != SearchMode::Lexical => Some(v),
         _ => None,
     };
+    if query_terms.is_empty() && !context.vector_from_caller {
+        // Nothing to match and nothing to mean: an empty, stop-word or punctuation query.
+        return Ok(Retrieved { candidates: Vec::new(), score_kind: ScoreKind::Bm25, query_terms, expansions: Vec::new() });
+    }
     let lexical_ran = options.mode != SearchMode::Semantic;
     let lexical = if lexical_ran { index.lexical.search_words(&expanded.words, pool, mask) } else { Vec::new() };
     let semantic = match (semantic_vector, &index.vectors) {
@@ -336,10 +338,10 @@ fn add_matches(
 }
 
 /// For hits with no query term in them (found by meaning), the sentence closest in meaning to
-/// the query. The model embeds at most `limits::SENTENCES_EMBEDDED` sentences per search (each
-/// cut at `limits::SENTENCE_CHARS`), in one call, taken from the best-ranked such hits first; a
-/// hit past that budget keeps its first sentence. So highlighting costs one bounded model call
-/// whatever the limit.
+/// the query. The model reads one batch per search, of at most `limits::SENTENCE_BUDGET_CHARS`
+/// (each sentence cut at `limits::SENTENCE_CHARS`), filled from the best-ranked such hits; a
+/// hit past that budget keeps its first sentence. So highlighting costs at most about one model
+/// call, whatever the limit.
 #[cfg(feature = "model")]
 fn closest_sentences(
     chosen: &[&Candidate],
@@ -348,17 +350,22 @@ fn closest_sentences(
     context: QueryContext<'_>,
 ) -> Result<()> {
     let (Some(embedder), Some(query)) = (context.embedder, context.vector) else { return Ok(()) };
-    let mut budget = limits::SENTENCES_EMBEDDED;
     let mut pending: Vec<usize> = Vec::new();
     let mut texts: Vec<&str> = Vec::new();
+    let mut longest = 0;
     for (i, (_, sentences, best)) in per_hit.iter().enumerate() {
-        if best.is_some() || chosen[i].semantic.is_none() || sentences.len() < 2 || sentences.len() > budget {
+        if best.is_some() || chosen[i].semantic.is_none() || sentences.len() < 2 {
             continue;
         }
-        budget -= sentences.len();
-        pending.push(i);
         let text = &hits[i].text;
-        texts.extend(sentences.iter().map(|r| highlight::truncate_chars(&text[r.clone()], limits::SENTENCE_CHARS)));
+        let these: Vec<&str> = sentences.iter().map(|r| highlight::truncate_chars(&text[r.clone()], limits::SENTENCE_CHARS)).collect();
+        let widest = these.iter().map(|s| s.chars().count()).max().unwrap_or(0).max(longest);
+        if (texts.len() + these.len()) * widest > limits::SENTENCE_BUDGET_CHARS {
+            continue;
+        }
+        longest = widest;
+        pending.push(i);
+        texts.extend(these);
     }
     let vectors = embedder.embed_batch(&texts)?;
     let mut next = 0;
