@@ -16,6 +16,9 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$bindgen_ver
   cargo install wasm-bindgen-cli --version "$bindgen_version"
 fi
 command -v wasm-pack >/dev/null || { say "installing wasm-pack (a few minutes)"; cargo install wasm-pack; }
+# cargo-fuzz and the nightly toolchain it builds with (libFuzzer's instrumentation), for the fuzz smoke run.
+rustup run nightly cargo --version >/dev/null 2>&1 || { say "installing the nightly toolchain (for cargo fuzz)"; rustup toolchain install nightly --profile minimal; }
+command -v cargo-fuzz >/dev/null || { say "installing cargo-fuzz (a minute)"; cargo install cargo-fuzz; }
 
 # 2. Chromium and its driver, for the browser tests.
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then

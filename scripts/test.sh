@@ -15,6 +15,25 @@ step "native build and cargo test"
 cargo build
 cargo test
 
+step "fuzz smoke run: every target over its committed corpus, then 10 s of fuzzing (docs/reliability.md)"
+# The same build as the long runs (no sanitizer: the crate is safe Rust natively; overflow
+# checks on), so `run` below reuses it. Each target also writes fresh seeds (valid indexes of
+# this format version) to a scratch folder it reads too; new inputs go there, not to the corpus.
+(cd fuzz && cargo +nightly fuzz build -s none)
+for target in $(cd fuzz && cargo +nightly fuzz list); do
+  scratch=$(mktemp -d) log=$(mktemp)
+  mkdir -p "$scratch/new" "$scratch/seeds/$target"
+  # Inputs that once failed (fuzz/regressions/<target>/) are replayed with the corpus.
+  regressions=() && [ -d "fuzz/regressions/$target" ] && regressions=("regressions/$target")
+  if ! (cd fuzz && CAIRN_FUZZ_SEEDS="$scratch/seeds" cargo +nightly fuzz run -s none "$target" \
+      "$scratch/new" "$scratch/seeds/$target" "corpus/$target" "${regressions[@]}" -- \
+      -max_total_time=10 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1) >"$log" 2>&1; then
+    cat "$log"; echo "fuzz target $target failed; the input is under fuzz/artifacts/$target/" >&2; exit 1
+  fi
+  printf '%s: %s executions\n' "$target" "$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")" >&2
+  rm -rf "$scratch" "$log"
+done
+
 step "the npm package (web, bundler and Node builds) and the demo index"
 target/debug/cairn index tests/fixtures/docs --no-embed --out target/test-fixtures/lexical >/dev/null
 target/debug/cairn index tests/fixtures/linked --no-embed --chunk-words 12 --out target/test-fixtures/linked >/dev/null
