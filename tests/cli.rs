@@ -3,19 +3,11 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn cairn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cairn")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("cairn runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = cairn(args);
-    assert!(out.status.success(), "cairn {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
+mod common;
+use common::{cairn, ok};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs")

@@ -8,11 +8,8 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-fn cairn(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
-    assert!(out.status.success(), "cairn {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
+mod common;
+use common::ok as cairn;
 
 fn index() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -5,19 +5,12 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{json, Value};
 
-fn cairn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cairn")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("cairn runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = cairn(args);
-    assert!(out.status.success(), "cairn {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
+mod common;
+use common::{cairn, ok};
 
 /// Runs cairn expecting a clean failure: exit status 1, an `error:` line, no panic.
 fn fails(args: &[&str]) -> String {

@@ -16,7 +16,7 @@ use crate::index::lexical::{LexicalIndex, QueryWord};
 
 /// The most terms a prefix expands to, by chunk frequency.
 pub const PREFIX_TERMS: usize = 16;
-/// The most terms a misspelled word expands to, by edit distance, then chunk frequency.
+/// The most terms a misspelled word expands to, by chunk frequency.
 pub const FUZZY_TERMS: usize = 8;
 /// The shortest prefix that expands, in characters.
 pub const PREFIX_MIN_CHARS: usize = 2;
@@ -111,11 +111,12 @@ fn prefixed(index: &LexicalIndex, typed: &str) -> Vec<(String, u32, f32)> {
         let weight = 0.5 + 0.4 * typed_chars / word.chars().count() as f32;
         found.push((word, index.term_of_word(position), weight));
     }
-    best_per_term(index, found, PREFIX_TERMS, false)
+    best_per_term(index, found, PREFIX_TERMS)
 }
 
-/// The indexed words within the allowed edit distance of `word` (one per term): distance 1 at
-/// weight 0.5, distance 2 at 0.3, nearer and more frequent terms first.
+/// The indexed words nearest `word` within the allowed edit distance (one per term): those at
+/// distance 1 (weight 0.5), or when there are none, those at distance 2 (weight 0.3); the terms
+/// most chunks hold first. A nearer word is the likelier meaning, so farther ones are not added.
 fn fuzzy(index: &LexicalIndex, word: &str, options: &SearchOptions) -> Vec<(String, u32, f32)> {
     let chars = word.chars().count();
     let max = options.fuzzy.distance(chars);
@@ -128,26 +129,22 @@ fn fuzzy(index: &LexicalIndex, word: &str, options: &SearchOptions) -> Vec<(Stri
         let Ok(automaton) = Levenshtein::new(word, distance) else { break };
         let mut stream = set.search(automaton).into_stream();
         while let Some((w, position)) = stream.next() {
-            let w = String::from_utf8_lossy(w).into_owned();
-            if found.iter().any(|f| f.0 == w) {
-                continue;
-            }
-            found.push((w, index.term_of_word(position), if distance == 1 { 0.5 } else { 0.3 }));
+            found.push((String::from_utf8_lossy(w).into_owned(), index.term_of_word(position), if distance == 1 { 0.5 } else { 0.3 }));
+        }
+        if !found.is_empty() {
+            break;
         }
     }
-    best_per_term(index, found, FUZZY_TERMS, true)
+    best_per_term(index, found, FUZZY_TERMS)
 }
 
-/// One entry per term (its highest weight), at most `max`: the terms that most chunks hold
-/// (after the highest weights, when `weight_first`), ties by term.
-fn best_per_term(index: &LexicalIndex, mut found: Vec<(String, u32, f32)>, max: usize, weight_first: bool) -> Vec<(String, u32, f32)> {
+/// One entry per term (its highest weight), at most `max`: the terms most chunks hold, ties by
+/// term.
+fn best_per_term(index: &LexicalIndex, mut found: Vec<(String, u32, f32)>, max: usize) -> Vec<(String, u32, f32)> {
     found.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
     found.dedup_by_key(|f| f.1);
     let frequency = |f: &(String, u32, f32)| index.chunk_frequency(f.1);
-    found.sort_by(|a, b| {
-        let weight = if weight_first { b.2.total_cmp(&a.2) } else { std::cmp::Ordering::Equal };
-        weight.then(frequency(b).cmp(&frequency(a))).then(a.1.cmp(&b.1))
-    });
+    found.sort_by(|a, b| frequency(b).cmp(&frequency(a)).then(a.1.cmp(&b.1)));
     found.truncate(max);
     found
 }
