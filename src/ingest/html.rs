@@ -131,6 +131,7 @@ fn parse(source: &str) -> Result<(Html, HashMap<NodeId, usize>), String> {
         input: &input,
         fed: Cell::new(0),
         starts: RefCell::default(),
+        cursor: Cell::new(0),
         depths: RefCell::default(),
         too_deep: Cell::new(false),
         elements: Cell::new(0),
@@ -171,6 +172,8 @@ struct Sink<'a> {
     /// How much of the source has been put in `input`.
     fed: Cell<usize>,
     starts: RefCell<HashMap<NodeId, usize>>,
+    /// Where the last text node was placed: the next one begins at or after it.
+    cursor: Cell<usize>,
     depths: RefCell<HashMap<NodeId, usize>>,
     too_deep: Cell<bool>,
     /// Elements made so far.
@@ -190,7 +193,19 @@ impl Sink<'_> {
         // the parser moved (out of a table), placed by its length.
         let near = floor_char_boundary(self.source, end.saturating_sub(piece.len() + 8));
         let reference = self.source[near..end].rfind('&').filter(|&at| is_reference(&self.source[near + at + 1..end]));
-        let start = if self.source[..end].ends_with(piece) {
+        // The tokenizer may have read past the piece (several text tokens from one read): the
+        // piece as written is then its first occurrence after the last text node's start that
+        // begins where text can, after a tag (`>`) or at the very beginning. (A piece with `<`
+        // or `&` came from a character reference, placed below.)
+        let from = self.cursor.get().min(end);
+        let written = (!piece.contains(['<', '&']))
+            .then(|| {
+                self.source[from..end].match_indices(piece).map(|(at, _)| from + at).find(|&at| at == 0 || self.source[..at].ends_with('>'))
+            })
+            .flatten();
+        let start = if let Some(at) = written {
+            at + lead
+        } else if self.source[..end].ends_with(piece) {
             end - piece.len() + lead
         } else if let Some(at) = reference {
             near + at
@@ -200,6 +215,8 @@ impl Sink<'_> {
             floor_char_boundary(self.source, end.saturating_sub(piece.len()))
         };
         entry.insert(start);
+        // The next text node begins after this one's first character.
+        self.cursor.set(start + self.source[start..].chars().next().map_or(0, char::len_utf8));
     }
 
     fn text_node(&self, node: Option<NodeRef<Node>>) -> Option<NodeId> {

@@ -20,6 +20,7 @@ use crate::hit::{
     Citation, Explain, HitLink, LexicalSignal, LinkDirection, Neighbors, ScoreKind, ScoreTerm, SearchHit, SearchMode,
     SearchOptions, SemanticSignal, SignalName, Signals, Via, Expansion,
 };
+#[cfg(feature = "model")]
 use crate::index::vector::dot;
 use crate::index::Index;
 pub use fuse::Candidate;
