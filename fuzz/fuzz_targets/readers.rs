@@ -21,6 +21,14 @@ fn folder() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let base = if std::path::Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
+        // The folders of processes that have ended (a `-fork` run starts one a job) go first.
+        for entry in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("cairn-fuzz-readers-")) else { continue };
+            if !std::path::Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
         let dir = base.join(format!("cairn-fuzz-readers-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("scratch folder");
         dir
