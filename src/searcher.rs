@@ -80,8 +80,11 @@ impl Searcher {
     }
 
     /// The query's embedding, when the mode wants one and the model is loaded.
-    fn query_vector(&self, query: &str, mode: SearchMode) -> Result<Option<Vec<f32>>> {
-        if mode == SearchMode::Lexical || !self.has_vectors() {
+    /// Not for a query with nothing to search (no terms, and no word being typed to complete):
+    /// it has no hits, so the model is not run for it.
+    fn query_vector(&self, query: &str, options: &SearchOptions) -> Result<Option<Vec<f32>>> {
+        let nothing = !options.prefix && self.index.analyzer().terms(query).is_empty();
+        if options.mode == SearchMode::Lexical || !self.has_vectors() || nothing {
             return Ok(None);
         }
         self.embed_query(query)
@@ -99,7 +102,7 @@ impl Searcher {
     /// Runs a search. A semantic or hybrid search embeds the query when the model is loaded;
     /// until then a hybrid search answers lexically.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
-        let vector = self.query_vector(query, options.mode)?;
+        let vector = self.query_vector(query, options)?;
         search::search(&self.index, query, self.context(vector.as_deref(), options), options)
     }
 
@@ -111,14 +114,14 @@ impl Searcher {
 
     /// Searches and groups the hits by document.
     pub fn search_documents(&self, query: &str, options: &DocumentSearchOptions) -> Result<DocumentSearchResponse> {
-        let vector = self.query_vector(query, options.search.mode)?;
+        let vector = self.query_vector(query, &options.search)?;
         search::documents::search_documents(&self.index, query, self.context(vector.as_deref(), &options.search), options, now_ms)
     }
 
     /// The best chunks for a query that fit a token budget, as a prompt, with every candidate
     /// considered.
     pub fn build_context(&self, query: &str, options: &ContextOptions) -> Result<ContextResponse> {
-        let vector = self.query_vector(query, options.search.mode)?;
+        let vector = self.query_vector(query, &options.search)?;
         search::context::build_context(&self.index, query, self.context(vector.as_deref(), &options.search), options)
     }
 }

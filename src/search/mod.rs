@@ -102,13 +102,15 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
     let mask = filter.map(|f| f.chunk_mask(index));
     let mask = mask.as_deref();
 
+    // Nothing to match and nothing to mean: an empty, stop-word or punctuation query.
+    let nothing = query_terms.is_empty() && !context.vector_from_caller;
     let semantic_vector = match (&index.vectors, context.vector) {
         (None, _) if options.mode == SearchMode::Semantic => {
             return Err(Error::InvalidInput(
                 "this index has no embeddings, so it cannot answer a semantic search; rebuild it without --no-embed, or search with mode \"lexical\"".into(),
             ))
         }
-        (Some(_), None) if options.mode == SearchMode::Semantic => {
+        (Some(_), None) if options.mode == SearchMode::Semantic && !nothing => {
             return Err(Error::InvalidInput(
                 "the embedding model is not loaded yet, so a semantic search cannot run; wait for the model (or search with mode \"hybrid\", which answers lexically until it arrives)".into(),
             ))
@@ -116,8 +118,7 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
         (Some(_), Some(v)) if options.mode != SearchMode::Lexical => Some(v),
         _ => None,
     };
-    if query_terms.is_empty() && !context.vector_from_caller {
-        // Nothing to match and nothing to mean: an empty, stop-word or punctuation query.
+    if nothing {
         return Ok(Retrieved { candidates: Vec::new(), score_kind: ScoreKind::Bm25, query_terms, expansions: Vec::new() });
     }
     let lexical_ran = options.mode != SearchMode::Semantic;
