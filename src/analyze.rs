@@ -20,7 +20,10 @@ pub struct AnalyzerSettings {
 
 impl Default for AnalyzerSettings {
     fn default() -> Self {
-        AnalyzerSettings { stemming: true, stop_words: true }
+        AnalyzerSettings {
+            stemming: true,
+            stop_words: true,
+        }
     }
 }
 
@@ -39,7 +42,10 @@ pub struct Analyzer {
 
 impl Analyzer {
     pub fn new(settings: AnalyzerSettings) -> Self {
-        Analyzer { settings, stemmer: Stemmer::create(Algorithm::English) }
+        Analyzer {
+            settings,
+            stemmer: Stemmer::create(Algorithm::English),
+        }
     }
 
     pub fn settings(&self) -> &AnalyzerSettings {
@@ -70,7 +76,11 @@ impl Analyzer {
 
     /// A word lower-cased and stripped of diacritics, as the index's words are.
     pub fn fold(&self, word: &str) -> String {
-        let folded: String = word.nfd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase).collect();
+        let folded: String = word
+            .nfd()
+            .filter(|c| !is_combining_mark(*c))
+            .flat_map(char::to_lowercase)
+            .collect();
         // Typographic apostrophes fold to the ASCII one, so "user’s" and "user's" agree.
         if folded.contains('\u{2019}') {
             folded.replace('\u{2019}', "'")
@@ -93,7 +103,14 @@ impl Analyzer {
             if term.is_empty() {
                 continue;
             }
-            emit(&folded, Token { term, start, end: start + word.len() });
+            emit(
+                &folded,
+                Token {
+                    term,
+                    start,
+                    end: start + word.len(),
+                },
+            );
         }
     }
 }
@@ -105,22 +122,179 @@ fn is_stop_word(word: &str) -> bool {
 /// The Snowball project's English stop list (snowballstem.org/algorithms/english/stop.txt),
 /// sorted for binary search.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
-    "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
-    "but", "by", "can't", "cannot", "could", "couldn't", "did", "didn't", "do", "does", "doesn't",
-    "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "hadn't",
-    "has", "hasn't", "have", "haven't", "having", "he", "he'd", "he'll", "he's", "her", "here",
-    "here's", "hers", "herself", "him", "himself", "his", "how", "how's", "i", "i'd", "i'll",
-    "i'm", "i've", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "let's", "me",
-    "more", "most", "mustn't", "my", "myself", "no", "nor", "not", "of", "off", "on", "once",
-    "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same",
-    "shan't", "she", "she'd", "she'll", "she's", "should", "shouldn't", "so", "some", "such",
-    "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there",
-    "there's", "these", "they", "they'd", "they'll", "they're", "they've", "this", "those",
-    "through", "to", "too", "under", "until", "up", "very", "was", "wasn't", "we", "we'd", "we'll",
-    "we're", "we've", "were", "weren't", "what", "what's", "when", "when's", "where", "where's",
-    "which", "while", "who", "who's", "whom", "why", "why's", "with", "won't", "would",
-    "wouldn't", "you", "you'd", "you'll", "you're", "you've", "your", "yours", "yourself",
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "aren't",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can't",
+    "cannot",
+    "could",
+    "couldn't",
+    "did",
+    "didn't",
+    "do",
+    "does",
+    "doesn't",
+    "doing",
+    "don't",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "hadn't",
+    "has",
+    "hasn't",
+    "have",
+    "haven't",
+    "having",
+    "he",
+    "he'd",
+    "he'll",
+    "he's",
+    "her",
+    "here",
+    "here's",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "how's",
+    "i",
+    "i'd",
+    "i'll",
+    "i'm",
+    "i've",
+    "if",
+    "in",
+    "into",
+    "is",
+    "isn't",
+    "it",
+    "it's",
+    "its",
+    "itself",
+    "let's",
+    "me",
+    "more",
+    "most",
+    "mustn't",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "ought",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "same",
+    "shan't",
+    "she",
+    "she'd",
+    "she'll",
+    "she's",
+    "should",
+    "shouldn't",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "that's",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "there's",
+    "these",
+    "they",
+    "they'd",
+    "they'll",
+    "they're",
+    "they've",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "wasn't",
+    "we",
+    "we'd",
+    "we'll",
+    "we're",
+    "we've",
+    "were",
+    "weren't",
+    "what",
+    "what's",
+    "when",
+    "when's",
+    "where",
+    "where's",
+    "which",
+    "while",
+    "who",
+    "who's",
+    "whom",
+    "why",
+    "why's",
+    "with",
+    "won't",
+    "would",
+    "wouldn't",
+    "you",
+    "you'd",
+    "you'll",
+    "you're",
+    "you've",
+    "your",
+    "yours",
+    "yourself",
     "yourselves",
 ];
 
@@ -146,10 +320,17 @@ mod tests {
     #[test]
     fn stems_with_snowball_3() {
         // Snowball 2 conflated these pairs; Snowball 3 keeps them apart.
-        for (a, b) in [("organic", "organ"), ("university", "universe"), ("international", "intern")] {
+        for (a, b) in [
+            ("organic", "organ"),
+            ("university", "universe"),
+            ("international", "intern"),
+        ] {
             assert_ne!(analyzer().terms(a), analyzer().terms(b), "{a} / {b}");
         }
-        assert_eq!(analyzer().terms("generously generous"), vec!["generous", "generous"]);
+        assert_eq!(
+            analyzer().terms("generously generous"),
+            vec!["generous", "generous"]
+        );
     }
 
     #[test]
@@ -160,8 +341,14 @@ mod tests {
             assert!(!word.is_empty(), "{token:?}");
             assert_eq!(analyzer().terms(word), vec![token.term.clone()], "{word}");
         }
-        let words: Vec<&str> =
-            analyzer().tokens(text).iter().map(|t| &text[t.start..t.end]).collect();
-        assert_eq!(words, vec!["Ça", "va", "Naïve", "résumés", "東", "京", "search"]);
+        let words: Vec<&str> = analyzer()
+            .tokens(text)
+            .iter()
+            .map(|t| &text[t.start..t.end])
+            .collect();
+        assert_eq!(
+            words,
+            vec!["Ça", "va", "Naïve", "résumés", "東", "京", "search"]
+        );
     }
 }

@@ -19,7 +19,10 @@ pub struct Block {
 impl Block {
     /// A block whose text is a verbatim copy of the source from `source_offset`.
     pub fn verbatim(text: String, source_offset: u64) -> Self {
-        Block { text, source_map: vec![(0, source_offset)] }
+        Block {
+            text,
+            source_map: vec![(0, source_offset)],
+        }
     }
 
     /// The source offset of byte `offset` of the text.
@@ -69,13 +72,18 @@ pub struct TokenLimit<'a> {
 
 impl std::fmt::Debug for TokenLimit<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenLimit").field("max", &self.max).finish_non_exhaustive()
+        f.debug_struct("TokenLimit")
+            .field("max", &self.max)
+            .finish_non_exhaustive()
     }
 }
 
 impl ChunkLimit<'_> {
     pub fn words(words: usize) -> ChunkLimit<'static> {
-        ChunkLimit { words, tokens: None }
+        ChunkLimit {
+            words,
+            tokens: None,
+        }
     }
 }
 
@@ -89,7 +97,10 @@ struct Size {
 impl std::ops::Add for Size {
     type Output = Size;
     fn add(self, other: Size) -> Size {
-        Size { words: self.words + other.words, tokens: self.tokens + other.tokens }
+        Size {
+            words: self.words + other.words,
+            tokens: self.tokens + other.tokens,
+        }
     }
 }
 
@@ -102,7 +113,10 @@ struct Bounds<'a> {
 
 impl Bounds<'_> {
     fn size(&self, text: &str) -> Size {
-        Size { words: text.unicode_words().count(), tokens: self.count.map_or(0, |count| count(text)) }
+        Size {
+            words: text.unicode_words().count(),
+            tokens: self.count.map_or(0, |count| count(text)),
+        }
     }
 
     fn fits(&self, size: Size) -> bool {
@@ -124,7 +138,11 @@ impl Bounds<'_> {
 /// Cuts sections into chunks within `limit`, never across a heading. A section that needs n
 /// chunks is cut into n of about equal size, not n − 1 full ones and a scrap. `title` is the
 /// document's, which the model reads with every chunk.
-pub fn chunk_sections(sections: &[Section], title: &str, limit: &ChunkLimit<'_>) -> Vec<ChunkDraft> {
+pub fn chunk_sections(
+    sections: &[Section],
+    title: &str,
+    limit: &ChunkLimit<'_>,
+) -> Vec<ChunkDraft> {
     let mut out = Vec::new();
     for section in sections {
         let (bounds, block_sizes) = section_bounds(section, title, limit);
@@ -155,20 +173,46 @@ pub fn chunk_sections(sections: &[Section], title: &str, limit: &ChunkLimit<'_>)
 
 /// A section's bounds: the limit (less the tokens of the title and headings), and a target that
 /// cuts the section into as few chunks as fit, of equal size; and the size of each block.
-fn section_bounds<'a>(section: &Section, title: &str, limit: &ChunkLimit<'a>) -> (Bounds<'a>, Vec<Size>) {
+fn section_bounds<'a>(
+    section: &Section,
+    title: &str,
+    limit: &ChunkLimit<'a>,
+) -> (Bounds<'a>, Vec<Size>) {
     let max_tokens = limit.tokens.map_or(usize::MAX, |t| {
         // However long the headings, a chunk keeps at least a quarter of the window for itself.
-        t.max.saturating_sub((t.count)(&crate::index::heading_prefix(title, &section.heading_path))).max(t.max / 4).max(1)
+        t.max
+            .saturating_sub((t.count)(&crate::index::heading_prefix(
+                title,
+                &section.heading_path,
+            )))
+            .max(t.max / 4)
+            .max(1)
     });
     let mut bounds = Bounds {
-        max: Size { words: limit.words.max(1), tokens: max_tokens },
+        max: Size {
+            words: limit.words.max(1),
+            tokens: max_tokens,
+        },
         target: Size::default(),
         count: limit.tokens.map(|t| t.count),
     };
-    let block_sizes: Vec<Size> = section.blocks.iter().map(|b| bounds.size(&b.text)).collect();
-    let total = block_sizes.iter().fold(Size::default(), |sum, &size| sum + size);
-    let chunks = total.words.div_ceil(bounds.max.words).max(total.tokens.div_ceil(bounds.max.tokens)).max(1);
-    bounds.target = Size { words: total.words.div_ceil(chunks).max(1), tokens: total.tokens.div_ceil(chunks).max(1) };
+    let block_sizes: Vec<Size> = section
+        .blocks
+        .iter()
+        .map(|b| bounds.size(&b.text))
+        .collect();
+    let total = block_sizes
+        .iter()
+        .fold(Size::default(), |sum, &size| sum + size);
+    let chunks = total
+        .words
+        .div_ceil(bounds.max.words)
+        .max(total.tokens.div_ceil(bounds.max.tokens))
+        .max(1);
+    bounds.target = Size {
+        words: total.words.div_ceil(chunks).max(1),
+        tokens: total.tokens.div_ceil(chunks).max(1),
+    };
     (bounds, block_sizes)
 }
 
@@ -225,9 +269,16 @@ fn split_block(block: &Block, whole: Size, bounds: &Bounds<'_>, out: &mut Vec<Pi
         let mut from = offset;
         let mut measured_to = offset;
         let mut filled = Size::default();
-        let mut words = sentence.unicode_word_indices().map(|(o, w)| (offset + o, offset + o + w.len())).peekable();
+        let mut words = sentence
+            .unicode_word_indices()
+            .map(|(o, w)| (offset + o, offset + o + w.len()))
+            .peekable();
         while let Some((word_start, word_end)) = words.next() {
-            let end = if words.peek().is_none() { offset + sentence.len() } else { word_end };
+            let end = if words.peek().is_none() {
+                offset + sentence.len()
+            } else {
+                word_end
+            };
             let step = bounds.size(&text[measured_to..end]);
             measured_to = end;
             if filled != Size::default() && bounds.fill(filled + step) > bounds.full() {
@@ -289,19 +340,36 @@ mod tests {
                 block
             })
             .collect();
-        Section { heading_path: vec!["H".into()], anchor: Some("h".into()), blocks }
+        Section {
+            heading_path: vec!["H".into()],
+            anchor: Some("h".into()),
+            blocks,
+        }
     }
 
     #[test]
     fn packs_blocks_and_splits_long_ones_at_sentences() {
-        let sections = [section(&["one two three", "four five", "six seven eight nine. Ten eleven twelve."])];
+        let sections = [section(&[
+            "one two three",
+            "four five",
+            "six seven eight nine. Ten eleven twelve.",
+        ])];
         let chunks = chunk_sections(&sections, "", &ChunkLimit::words(5));
         let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
-        assert_eq!(texts, vec!["one two three\n\nfour five", "six seven eight nine.", "Ten eleven twelve."]);
+        assert_eq!(
+            texts,
+            vec![
+                "one two three\n\nfour five",
+                "six seven eight nine.",
+                "Ten eleven twelve."
+            ]
+        );
         // The third block starts at 13 + 2 + 9 + 2 = 26; its second sentence 22 bytes later.
         assert_eq!(chunks[1].source_start, 26);
         assert_eq!(chunks[2].source_start, 48);
-        assert!(chunks.iter().all(|c| c.heading_path == vec!["H".to_string()]));
+        assert!(chunks
+            .iter()
+            .all(|c| c.heading_path == vec!["H".to_string()]));
     }
 
     #[test]
@@ -316,8 +384,18 @@ mod tests {
     #[test]
     fn a_token_limit_counts_the_title_and_headings_the_model_reads() {
         // A stand-in tokenizer: every word and every punctuation mark is a token, as in BERT's.
-        let count = |text: &str| text.split_word_bounds().filter(|w| !w.trim().is_empty()).count();
-        let limit = ChunkLimit { words: 100, tokens: Some(TokenLimit { max: 8, count: &count }) };
+        let count = |text: &str| {
+            text.split_word_bounds()
+                .filter(|w| !w.trim().is_empty())
+                .count()
+        };
+        let limit = ChunkLimit {
+            words: 100,
+            tokens: Some(TokenLimit {
+                max: 8,
+                count: &count,
+            }),
+        };
         // Title "T" and heading "H" take two tokens, so six remain for each chunk's text. The
         // block's 13 tokens need three chunks: of about 5 tokens and 4 words each.
         let sections = [section(&["a b c d e f g h i j. k l"])];
@@ -325,18 +403,37 @@ mod tests {
         let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(texts, vec!["a b c d", "e f g h", "i j. k l"]);
         for chunk in &chunks {
-            assert!(count(&crate::index::heading_prefix("T", &chunk.heading_path)) + count(&chunk.text) <= 8, "{:?}", chunk.text);
+            assert!(
+                count(&crate::index::heading_prefix("T", &chunk.heading_path)) + count(&chunk.text)
+                    <= 8,
+                "{:?}",
+                chunk.text
+            );
         }
         // Without the token limit, the words bound alone keeps the block whole.
-        assert_eq!(chunk_sections(&sections, "T", &ChunkLimit::words(100)).len(), 1);
+        assert_eq!(
+            chunk_sections(&sections, "T", &ChunkLimit::words(100)).len(),
+            1
+        );
     }
 
     #[test]
     fn source_map_and_lines() {
-        let block = Block { text: "abcdef".into(), source_map: vec![(0, 10), (3, 20)] };
+        let block = Block {
+            text: "abcdef".into(),
+            source_map: vec![(0, 10), (3, 20)],
+        };
         assert_eq!(block.source_offset(1), 11);
         assert_eq!(block.source_offset(4), 21);
         let lines = LineIndex::new("a\nbb\nccc");
-        assert_eq!((lines.line_of(0), lines.line_of(2), lines.line_of(5), lines.line_of(7)), (1, 2, 3, 3));
+        assert_eq!(
+            (
+                lines.line_of(0),
+                lines.line_of(2),
+                lines.line_of(5),
+                lines.line_of(7)
+            ),
+            (1, 2, 3, 3)
+        );
     }
 }

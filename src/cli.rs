@@ -9,7 +9,9 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use cairn::chunk::{ChunkLimit, TokenLimit};
 use cairn::embed::{self, Embedder, ModelFiles};
-use cairn::hit::{ContextOptions, DocumentSearchOptions, Fusion, Options, SearchHit, SearchMode, SearchOptions};
+use cairn::hit::{
+    ContextOptions, DocumentSearchOptions, Fusion, Options, SearchHit, SearchMode, SearchOptions,
+};
 use cairn::index::{build, format, vector, IndexSettings};
 use cairn::{eval, ingest, Searcher};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -23,7 +25,11 @@ const INDEX_FILE: &str = "index.cairn";
 const MODEL_DIR: &str = "model";
 
 #[derive(Parser)]
-#[command(name = "cairn", version, about = "Hybrid search that runs in the browser: build an index, search it, measure it")]
+#[command(
+    name = "cairn",
+    version,
+    about = "Hybrid search that runs in the browser: build an index, search it, measure it"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -192,14 +198,64 @@ impl SearchArgs {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Index { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size, allow_empty, web_weights, vectors } => {
+        Command::Index {
+            inputs,
+            out,
+            model,
+            no_embed,
+            chunk_words,
+            base_url,
+            exclude,
+            graph_from,
+            batch_size,
+            allow_empty,
+            web_weights,
+            vectors,
+        } => {
             let batch_size = batch_size as usize;
-            index(IndexArgs { inputs, out, model, no_embed, chunk_words, base_url, exclude, graph_from, batch_size, allow_empty, web_weights, vectors })
+            index(IndexArgs {
+                inputs,
+                out,
+                model,
+                no_embed,
+                chunk_words,
+                base_url,
+                exclude,
+                graph_from,
+                batch_size,
+                allow_empty,
+                web_weights,
+                vectors,
+            })
         }
-        Command::Search { index, query, queries, limit, json, output, options, search } => {
-            run_search(&index, query, queries, SearchRequest { base: search.options(limit), extra: options, output }, json)
-        }
-        Command::Eval { index, queries, qrels, json, options, search } => run_eval(&index, &queries, &qrels, &search, options, json),
+        Command::Search {
+            index,
+            query,
+            queries,
+            limit,
+            json,
+            output,
+            options,
+            search,
+        } => run_search(
+            &index,
+            query,
+            queries,
+            SearchRequest {
+                base: search.options(limit),
+                extra: options,
+                output,
+            },
+            json,
+        ),
+        Command::Eval {
+            index,
+            queries,
+            qrels,
+            json,
+            options,
+            search,
+        } => run_eval(&index, &queries, &qrels, &search, options, json),
         Command::Embed { model, texts } => run_embed(&model, &texts),
     };
     match result {
@@ -230,7 +286,10 @@ fn index(args: IndexArgs) -> Result<()> {
     let started = Instant::now();
     let mut globs = globset::GlobSetBuilder::new();
     for pattern in &args.exclude {
-        globs.add(globset::Glob::new(pattern).with_context(|| format!("--exclude {pattern:?} is not a valid glob"))?);
+        globs.add(
+            globset::Glob::new(pattern)
+                .with_context(|| format!("--exclude {pattern:?} is not a valid glob"))?,
+        );
     }
     let exclude = globs.build()?;
     let files = ingest::collect_files(&args.inputs, &exclude)?;
@@ -241,16 +300,32 @@ fn index(args: IndexArgs) -> Result<()> {
         bail!("no files to index in {:?}: cairn reads .md, .markdown, .html, .htm, .pdf, .txt and .jsonl", args.inputs);
     }
     // Load the model first: a missing model should fail before minutes of work.
-    let model = if args.no_embed { None } else { Some(load_source_model(&args.model)?) };
+    let model = if args.no_embed {
+        None
+    } else {
+        Some(load_source_model(&args.model)?)
+    };
 
-    let settings = IndexSettings { chunk_words: args.chunk_words, ..IndexSettings::default() };
-    let counter = model.as_ref().map(|(embedder, _)| embedder.token_counter()).transpose()?;
+    let settings = IndexSettings {
+        chunk_words: args.chunk_words,
+        ..IndexSettings::default()
+    };
+    let counter = model
+        .as_ref()
+        .map(|(embedder, _)| embedder.token_counter())
+        .transpose()?;
     let count_tokens = |text: &str| counter.as_ref().map_or(0, |c| c.count(text));
     let chunk_limit = ChunkLimit {
         words: args.chunk_words as usize,
-        tokens: counter.as_ref().map(|c| TokenLimit { max: c.window(), count: &count_tokens }),
+        tokens: counter.as_ref().map(|c| TokenLimit {
+            max: c.window(),
+            count: &count_tokens,
+        }),
     };
-    let options = ingest::IngestOptions { chunk_limit, base_url: args.base_url.clone() };
+    let options = ingest::IngestOptions {
+        chunk_limit,
+        base_url: args.base_url.clone(),
+    };
     let bar = progress_bar(files.len() as u64, "reading");
     let ingested = ingest::ingest(&files, &options, || bar.inc(1));
     bar.finish_and_clear();
@@ -270,7 +345,8 @@ fn index(args: IndexArgs) -> Result<()> {
 
     // Everything is written into a staging folder beside the index and renamed into place at the
     // end, so a failed or killed build leaves the previous index whole.
-    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
     let staging = Staging::new(&args.out)?;
     let vectors = match &model {
         None => None,
@@ -294,7 +370,9 @@ fn index(args: IndexArgs) -> Result<()> {
         }
     };
     let bar = progress_bar(chunk_total as u64, "embedding");
-    let index = build::build(ingested.documents, settings, vectors, |done, _| bar.set_position(done as u64))?;
+    let index = build::build(ingested.documents, settings, vectors, |done, _| {
+        bar.set_position(done as u64)
+    })?;
     bar.finish_and_clear();
     let bytes = format::write(&index)?;
     write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
@@ -307,11 +385,14 @@ fn index(args: IndexArgs) -> Result<()> {
         bytes.len(),
         path.display(),
         started.elapsed().as_secs_f64(),
-        [("skipped", files.skipped.len() + ingested.skipped.len()), ("warnings", ingested.warnings.len())]
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(what, n)| format!("; {what} {n}"))
-            .collect::<String>()
+        [
+            ("skipped", files.skipped.len() + ingested.skipped.len()),
+            ("warnings", ingested.warnings.len())
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(what, n)| format!("; {what} {n}"))
+        .collect::<String>()
     );
     Ok(())
 }
@@ -320,7 +401,11 @@ fn index(args: IndexArgs) -> Result<()> {
 /// once, so the model folder may be the output's own `model/`).
 fn load_source_model(dir: &Path) -> Result<(Embedder, ModelFiles)> {
     let files = ModelFiles::read_dir(dir)?;
-    let embedder = Embedder::load(ModelFiles { weights: files.weights.clone(), tokenizer: files.tokenizer.clone(), config: files.config.clone() })?;
+    let embedder = Embedder::load(ModelFiles {
+        weights: files.weights.clone(),
+        tokenizer: files.tokenizer.clone(),
+        config: files.config.clone(),
+    })?;
     Ok((embedder, files))
 }
 
@@ -342,8 +427,11 @@ fn write_web_model(source: &ModelFiles, out: &Path, precision: WebWeights) -> Re
 
 /// Writes a file and flushes it to disk, readable by a web server.
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    file.write_all(bytes).and_then(|()| file.sync_all()).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut file =
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))?;
     #[cfg(unix)]
     std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
     Ok(())
@@ -362,13 +450,21 @@ const STAGING_PREFIX: &str = ".cairn-staging-";
 impl Staging {
     fn new(out: &Path) -> Result<Self> {
         for entry in std::fs::read_dir(out)?.flatten() {
-            if entry.file_name().to_string_lossy().starts_with(STAGING_PREFIX) {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(STAGING_PREFIX)
+            {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
         let path = out.join(format!("{STAGING_PREFIX}{}", std::process::id()));
-        std::fs::create_dir_all(&path).with_context(|| format!("cannot create {}", path.display()))?;
-        Ok(Staging { out: out.to_path_buf(), path })
+        std::fs::create_dir_all(&path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(Staging {
+            out: out.to_path_buf(),
+            path,
+        })
     }
 
     /// Renames the staged files into place, each an atomic replace: the model's files first
@@ -379,11 +475,16 @@ impl Staging {
         if with_model {
             let (staged, live) = (self.path.join(MODEL_DIR), self.out.join(MODEL_DIR));
             std::fs::create_dir_all(&live)?;
-            for name in [ModelFiles::WEIGHTS, ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
+            for name in [
+                ModelFiles::WEIGHTS,
+                ModelFiles::TOKENIZER,
+                ModelFiles::CONFIG,
+            ] {
                 let new = std::fs::read(staged.join(name))?;
                 if std::fs::read(live.join(name)).ok().as_deref() != Some(&new[..]) {
-                    std::fs::rename(staged.join(name), live.join(name))
-                        .with_context(|| format!("cannot move the model into {}", live.display()))?;
+                    std::fs::rename(staged.join(name), live.join(name)).with_context(|| {
+                        format!("cannot move the model into {}", live.display())
+                    })?;
                 }
             }
         }
@@ -418,11 +519,18 @@ fn progress_bar(len: u64, what: &str) -> ProgressBar {
 
 /// Opens an index folder (or file) and, when it has embeddings and the mode needs them, its model.
 fn open(path: &Path, mode: SearchMode) -> Result<Searcher> {
-    let (file, dir) = if path.is_dir() { (path.join(INDEX_FILE), path.to_path_buf()) } else {
-        (path.to_path_buf(), path.parent().map(Path::to_path_buf).unwrap_or_default())
+    let (file, dir) = if path.is_dir() {
+        (path.join(INDEX_FILE), path.to_path_buf())
+    } else {
+        (
+            path.to_path_buf(),
+            path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        )
     };
-    let bytes = std::fs::read(&file).with_context(|| format!("cannot read the index {}", file.display()))?;
-    let mut searcher = Searcher::from_bytes(&bytes).with_context(|| format!("{}", file.display()))?;
+    let bytes = std::fs::read(&file)
+        .with_context(|| format!("cannot read the index {}", file.display()))?;
+    let mut searcher =
+        Searcher::from_bytes(&bytes).with_context(|| format!("{}", file.display()))?;
     if searcher.has_vectors() && mode != SearchMode::Lexical {
         searcher.load_model(ModelFiles::read_dir(&dir.join(MODEL_DIR))?)?;
     }
@@ -438,9 +546,14 @@ struct Query {
 
 /// The queries of a BEIR queries.jsonl; a line that is not a query is reported and skipped.
 fn read_queries(path: &Path) -> Result<Vec<(String, String)>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut queries = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         match serde_json::from_str::<Query>(line) {
             Ok(q) => queries.push((
                 match q._id {
@@ -449,7 +562,11 @@ fn read_queries(path: &Path) -> Result<Vec<(String, String)>> {
                 },
                 q.text,
             )),
-            Err(e) => eprintln!("skipped {}:{}: expected {{\"_id\", \"text\"}}: {e}", path.display(), i + 1),
+            Err(e) => eprintln!(
+                "skipped {}:{}: expected {{\"_id\", \"text\"}}: {e}",
+                path.display(),
+                i + 1
+            ),
         }
     }
     Ok(queries)
@@ -469,15 +586,27 @@ impl SearchRequest {
     fn parse<T: Options>(&self) -> Result<T> {
         let mut merged = serde_json::to_value(&self.base)?;
         if let Some(extra) = &self.extra {
-            let extra: serde_json::Value = serde_json::from_str(extra).context("--options is not JSON")?;
-            let serde_json::Value::Object(extra) = extra else { bail!("--options must be a JSON object") };
-            merged.as_object_mut().expect("options are an object").extend(extra);
+            let extra: serde_json::Value =
+                serde_json::from_str(extra).context("--options is not JSON")?;
+            let serde_json::Value::Object(extra) = extra else {
+                bail!("--options must be a JSON object")
+            };
+            merged
+                .as_object_mut()
+                .expect("options are an object")
+                .extend(extra);
         }
         T::from_json(merged).context("invalid --options")
     }
 }
 
-fn run_search(path: &Path, query: Option<String>, queries: Option<PathBuf>, request: SearchRequest, json: bool) -> Result<()> {
+fn run_search(
+    path: &Path,
+    query: Option<String>,
+    queries: Option<PathBuf>,
+    request: SearchRequest,
+    json: bool,
+) -> Result<()> {
     let mode = match request.output {
         Output::Hits => request.parse::<SearchOptions>()?.mode,
         Output::Documents => request.parse::<DocumentSearchOptions>()?.search.mode,
@@ -488,27 +617,47 @@ fn run_search(path: &Path, query: Option<String>, queries: Option<PathBuf>, requ
     let mut out = std::io::BufWriter::new(stdout.lock());
     let answer = |query: &str| -> Result<serde_json::Value> {
         Ok(match request.output {
-            Output::Hits => serde_json::to_value(searcher.search(query, &request.parse::<SearchOptions>()?)?)?,
-            Output::Documents => serde_json::to_value(searcher.search_documents(query, &request.parse::<DocumentSearchOptions>()?)?)?,
-            Output::Context => serde_json::to_value(searcher.build_context(query, &request.parse::<ContextOptions>()?)?)?,
+            Output::Hits => {
+                serde_json::to_value(searcher.search(query, &request.parse::<SearchOptions>()?)?)?
+            }
+            Output::Documents => serde_json::to_value(
+                searcher.search_documents(query, &request.parse::<DocumentSearchOptions>()?)?,
+            )?,
+            Output::Context => serde_json::to_value(
+                searcher.build_context(query, &request.parse::<ContextOptions>()?)?,
+            )?,
         })
     };
     if let Some(queries) = queries {
         let queries = read_queries(&queries)?;
-        let results: Vec<Result<serde_json::Value>> = queries.par_iter().map(|(_, text)| answer(text)).collect();
+        let results: Vec<Result<serde_json::Value>> =
+            queries.par_iter().map(|(_, text)| answer(text)).collect();
         for ((id, _), result) in queries.iter().zip(results) {
             match result {
                 Ok(value) => {
-                    let key = if request.output == Output::Hits { "hits" } else { "result" };
-                    serde_json::to_writer(&mut out, &serde_json::json!({ "queryId": id, key: value }))?;
+                    let key = if request.output == Output::Hits {
+                        "hits"
+                    } else {
+                        "result"
+                    };
+                    serde_json::to_writer(
+                        &mut out,
+                        &serde_json::json!({ "queryId": id, key: value }),
+                    )?;
                     writeln!(out)?;
                 }
-                Err(e) => eprintln!("query {}: {}", terminal_safe(id, 200), terminal_safe(&format!("{e:#}"), 1000)),
+                Err(e) => eprintln!(
+                    "query {}: {}",
+                    terminal_safe(id, 200),
+                    terminal_safe(&format!("{e:#}"), 1000)
+                ),
             }
         }
         return Ok(());
     }
-    let Some(query) = query else { bail!("give a QUERY, or --queries FILE") };
+    let Some(query) = query else {
+        bail!("give a QUERY, or --queries FILE")
+    };
     if json || request.output != Output::Hits {
         serde_json::to_writer_pretty(&mut out, &answer(&query)?)?;
         writeln!(out)?;
@@ -530,7 +679,10 @@ fn terminal_safe(text: &str, max: usize) -> String {
         }
         match c {
             '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c) => {
+            c if c.is_control()
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c) =>
+            {
                 out.push_str(&c.escape_unicode().to_string())
             }
             c => out.push(c),
@@ -552,10 +704,17 @@ fn print_hits(out: &mut impl Write, hits: &[SearchHit]) -> Result<()> {
         }
         let place = terminal_safe(&place, 200);
         let location = terminal_safe(c.url.as_deref().unwrap_or(&c.doc_id), 200);
-        writeln!(out, "{:>2}. {place}  [{location}, lines {}-{}]", hit.rank, c.line_start, c.line_end)?;
+        writeln!(
+            out,
+            "{:>2}. {place}  [{location}, lines {}-{}]",
+            hit.rank, c.line_start, c.line_end
+        )?;
         let mut signals = format!("{:.4} {:?}", hit.score, hit.score_kind).to_lowercase();
         if let Some(s) = &hit.signals.lexical {
-            signals.push_str(&format!("; lexical #{} {:.3} (document {:.3})", s.rank, s.score, s.document_score));
+            signals.push_str(&format!(
+                "; lexical #{} {:.3} (document {:.3})",
+                s.rank, s.score, s.document_score
+            ));
         }
         if let Some(s) = &hit.signals.semantic {
             signals.push_str(&format!("; semantic #{} {:.3}", s.rank, s.score));
@@ -574,15 +733,26 @@ fn excerpt(hit: &SearchHit, max: usize) -> String {
     let end = (start + max * 2).min(units.len());
     let mut out = String::new();
     let mut at = start;
-    for h in hit.highlights.iter().filter(|h| h.start as usize >= start && (h.end as usize) <= end) {
+    for h in hit
+        .highlights
+        .iter()
+        .filter(|h| h.start as usize >= start && (h.end as usize) <= end)
+    {
         out.push_str(&String::from_utf16_lossy(&units[at..h.start as usize]));
         out.push('«');
-        out.push_str(&String::from_utf16_lossy(&units[h.start as usize..h.end as usize]));
+        out.push_str(&String::from_utf16_lossy(
+            &units[h.start as usize..h.end as usize],
+        ));
         out.push('»');
         at = h.end as usize;
     }
     out.push_str(&String::from_utf16_lossy(&units[at.min(end)..end]));
-    let chars: Vec<char> = out.split_whitespace().collect::<Vec<_>>().join(" ").chars().collect();
+    let chars: Vec<char> = out
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .collect();
     let mut text: String = chars.iter().take(max).collect();
     if start > 0 {
         text.insert(0, '…');
@@ -593,10 +763,29 @@ fn excerpt(hit: &SearchHit, max: usize) -> String {
     text
 }
 
-fn run_eval(path: &Path, queries: &Path, qrels: &Path, args: &SearchArgs, extra: Option<String>, json: bool) -> Result<()> {
-    let qrels = eval::parse_qrels(&std::fs::read_to_string(qrels).with_context(|| format!("cannot read {}", qrels.display()))?)?;
-    let base = SearchOptions { candidates: Some(1000), highlight: false, ..args.options(1000) };
-    let options: SearchOptions = SearchRequest { base, extra, output: Output::Hits }.parse()?;
+fn run_eval(
+    path: &Path,
+    queries: &Path,
+    qrels: &Path,
+    args: &SearchArgs,
+    extra: Option<String>,
+    json: bool,
+) -> Result<()> {
+    let qrels = eval::parse_qrels(
+        &std::fs::read_to_string(qrels)
+            .with_context(|| format!("cannot read {}", qrels.display()))?,
+    )?;
+    let base = SearchOptions {
+        candidates: Some(1000),
+        highlight: false,
+        ..args.options(1000)
+    };
+    let options: SearchOptions = SearchRequest {
+        base,
+        extra,
+        output: Output::Hits,
+    }
+    .parse()?;
     let searcher = open(path, options.mode)?;
     let queries = read_queries(queries)?;
     let started = Instant::now();
@@ -606,8 +795,12 @@ fn run_eval(path: &Path, queries: &Path, qrels: &Path, args: &SearchArgs, extra:
         .map(|(id, text)| {
             let hits = searcher.search(text, &options)?;
             let mut seen = std::collections::HashSet::new();
-            let docs: Vec<String> =
-                hits.into_iter().map(|h| h.citation.doc_id).filter(|d| seen.insert(d.clone())).take(100).collect();
+            let docs: Vec<String> = hits
+                .into_iter()
+                .map(|h| h.citation.doc_id)
+                .filter(|d| seen.insert(d.clone()))
+                .take(100)
+                .collect();
             Ok((id.clone(), docs))
         })
         .collect();
@@ -640,7 +833,11 @@ fn run_eval(path: &Path, queries: &Path, qrels: &Path, args: &SearchArgs, extra:
 }
 
 fn run_embed(model: &Path, texts: &[String]) -> Result<()> {
-    let dir = if model.join(MODEL_DIR).is_dir() { model.join(MODEL_DIR) } else { model.to_path_buf() };
+    let dir = if model.join(MODEL_DIR).is_dir() {
+        model.join(MODEL_DIR)
+    } else {
+        model.to_path_buf()
+    };
     let embedder = Embedder::load(ModelFiles::read_dir(&dir)?)?;
     for text in texts {
         println!("{}", serde_json::to_string(&embedder.embed(text)?)?);

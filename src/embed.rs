@@ -43,7 +43,11 @@ impl ModelFiles {
                 ))
             })
         };
-        Ok(ModelFiles { weights: read(Self::WEIGHTS)?, tokenizer: read(Self::TOKENIZER)?, config: read(Self::CONFIG)? })
+        Ok(ModelFiles {
+            weights: read(Self::WEIGHTS)?,
+            tokenizer: read(Self::TOKENIZER)?,
+            config: read(Self::CONFIG)?,
+        })
     }
 }
 
@@ -72,15 +76,30 @@ impl Embedder {
             )));
         }
         tokenizer
-            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..Default::default()
+            }))
             .map_err(|e| Error::Model(format!("cannot set truncation: {e}")))?;
-        tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..Default::default()
+        }));
         let weights_sha256 = sha256_hex(&files.weights);
         let vb = VarBuilder::from_buffered_safetensors(files.weights, DType::F32, &device)
             .map_err(|e| Error::Model(format!("model.safetensors cannot be read: {e}")))?;
-        let model = BertModel::load(vb, &config)
-            .map_err(|e| Error::Model(format!("the weights do not fit a BERT model with this config: {e}")))?;
-        Ok(Embedder { model, tokenizer, device, dimension: config.hidden_size, weights_sha256 })
+        let model = BertModel::load(vb, &config).map_err(|e| {
+            Error::Model(format!(
+                "the weights do not fit a BERT model with this config: {e}"
+            ))
+        })?;
+        Ok(Embedder {
+            model,
+            tokenizer,
+            device,
+            dimension: config.hidden_size,
+            weights_sha256,
+        })
     }
 
     pub fn dimension(&self) -> usize {
@@ -90,10 +109,17 @@ impl Embedder {
     /// A counter of this model's tokens, for cutting chunks the model reads whole.
     pub fn token_counter(&self) -> Result<TokenCounter> {
         let mut tokenizer = self.tokenizer.clone();
-        tokenizer.with_truncation(None).map_err(|e| Error::Model(format!("cannot unset truncation: {e}")))?;
+        tokenizer
+            .with_truncation(None)
+            .map_err(|e| Error::Model(format!("cannot unset truncation: {e}")))?;
         tokenizer.with_padding(None);
-        let special = tokenizer.get_post_processor().map_or(0, |p| p.added_tokens(false));
-        Ok(TokenCounter { tokenizer, window: MAX_TOKENS - special })
+        let special = tokenizer
+            .get_post_processor()
+            .map_or(0, |p| p.added_tokens(false));
+        Ok(TokenCounter {
+            tokenizer,
+            window: MAX_TOKENS - special,
+        })
     }
 
     /// SHA-256 (hex) of the weights file this embedder was loaded from.
@@ -103,7 +129,10 @@ impl Embedder {
 
     /// Embeds one text.
     pub fn embed(&self, text: &str) -> Result<Vec<f32>> {
-        Ok(self.embed_batch(&[text])?.pop().expect("one text in, one vector out"))
+        Ok(self
+            .embed_batch(&[text])?
+            .pop()
+            .expect("one text in, one vector out"))
     }
 
     /// Embeds texts together (padded to the longest); one normalized vector per text.
@@ -118,11 +147,18 @@ impl Embedder {
         let rows = encodings.len();
         let cols = encodings[0].get_ids().len();
         let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
-            encodings.iter().flat_map(|e| f(e).iter().copied()).collect()
+            encodings
+                .iter()
+                .flat_map(|e| f(e).iter().copied())
+                .collect()
         };
         let ids = Tensor::from_vec(flat(&|e| e.get_ids()), (rows, cols), &self.device)?;
         let type_ids = Tensor::from_vec(flat(&|e| e.get_type_ids()), (rows, cols), &self.device)?;
-        let mask = Tensor::from_vec(flat(&|e| e.get_attention_mask()), (rows, cols), &self.device)?;
+        let mask = Tensor::from_vec(
+            flat(&|e| e.get_attention_mask()),
+            (rows, cols),
+            &self.device,
+        )?;
         let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
         // Mean over real tokens: sum(hidden · mask) / sum(mask).
         let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
@@ -138,14 +174,20 @@ impl Embedder {
 /// Checks that a config describes a BERT that can be built and run, before candle divides by
 /// its head count or allocates by its sizes: a bad config is an error that names the field.
 fn check_config(config: &Config) -> Result<()> {
-    let bad = |m: String| Err(Error::Model(format!("config.json describes an impossible model: {m}; use the config.json of the model the index was built with")));
+    let bad = |m: String| {
+        Err(Error::Model(format!("config.json describes an impossible model: {m}; use the config.json of the model the index was built with")))
+    };
     let sizes = [
         ("vocab_size", config.vocab_size, 1_000_000),
         ("hidden_size", config.hidden_size, 4096),
         ("num_hidden_layers", config.num_hidden_layers, 48),
         ("num_attention_heads", config.num_attention_heads, 64),
         ("intermediate_size", config.intermediate_size, 16384),
-        ("max_position_embeddings", config.max_position_embeddings, 8192),
+        (
+            "max_position_embeddings",
+            config.max_position_embeddings,
+            8192,
+        ),
         ("type_vocab_size", config.type_vocab_size, 16),
     ];
     for (name, value, max) in sizes {
@@ -160,13 +202,22 @@ fn check_config(config: &Config) -> Result<()> {
         ));
     }
     if config.max_position_embeddings < MAX_TOKENS {
-        return bad(format!("max_position_embeddings {} is under the {MAX_TOKENS} tokens cairn feeds it", config.max_position_embeddings));
+        return bad(format!(
+            "max_position_embeddings {} is under the {MAX_TOKENS} tokens cairn feeds it",
+            config.max_position_embeddings
+        ));
     }
     if config.pad_token_id >= config.vocab_size {
-        return bad(format!("pad_token_id {} is outside the vocabulary of {}", config.pad_token_id, config.vocab_size));
+        return bad(format!(
+            "pad_token_id {} is outside the vocabulary of {}",
+            config.pad_token_id, config.vocab_size
+        ));
     }
     if !(config.layer_norm_eps.is_finite() && config.layer_norm_eps > 0.0) {
-        return bad(format!("layer_norm_eps {} must be a positive number", config.layer_norm_eps));
+        return bad(format!(
+            "layer_norm_eps {} must be a positive number",
+            config.layer_norm_eps
+        ));
     }
     Ok(())
 }
@@ -181,7 +232,9 @@ pub struct TokenCounter {
 impl TokenCounter {
     pub fn count(&self, text: &str) -> usize {
         // A text the tokenizer cannot take counts one token a byte: never too few.
-        self.tokenizer.encode(text, false).map_or(text.len(), |e| e.len())
+        self.tokenizer
+            .encode(text, false)
+            .map_or(text.len(), |e| e.len())
     }
 
     pub fn window(&self) -> usize {
@@ -190,7 +243,10 @@ impl TokenCounter {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Writes f32 safetensors weights to `out` as f16: half the bytes for the browser to download.
@@ -199,7 +255,11 @@ pub fn write_f16_weights(weights: &[u8], out: &std::path::Path) -> Result<()> {
     let tensors = candle_core::safetensors::load_buffer(weights, &Device::Cpu)?;
     let mut halved = std::collections::BTreeMap::new();
     for (name, tensor) in tensors {
-        let tensor = if tensor.dtype() == DType::F32 { tensor.to_dtype(DType::F16)? } else { tensor };
+        let tensor = if tensor.dtype() == DType::F32 {
+            tensor.to_dtype(DType::F16)?
+        } else {
+            tensor
+        };
         halved.insert(name, tensor);
     }
     let halved: std::collections::HashMap<_, _> = halved.into_iter().collect();

@@ -484,8 +484,12 @@ pub trait Options: serde::de::DeserializeOwned + Default {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         if let serde_json::Value::Object(map) = &value {
             if !Self::OWN_KEYS.is_empty() {
-                let rest = map.iter().filter(|(k, _)| !Self::OWN_KEYS.contains(&k.as_str()));
-                SearchOptions::deserialize(serde_json::Value::Object(rest.map(|(k, v)| (k.clone(), v.clone())).collect()))?;
+                let rest = map
+                    .iter()
+                    .filter(|(k, _)| !Self::OWN_KEYS.contains(&k.as_str()));
+                SearchOptions::deserialize(serde_json::Value::Object(
+                    rest.map(|(k, v)| (k.clone(), v.clone())).collect(),
+                ))?;
             }
         }
         Self::deserialize(value)
@@ -497,7 +501,12 @@ impl Options for SearchOptions {
 }
 
 impl Options for DocumentSearchOptions {
-    const OWN_KEYS: &'static [&'static str] = &["chunkThreshold", "onlyMatchingChunks", "includeFullDocs", "facets"];
+    const OWN_KEYS: &'static [&'static str] = &[
+        "chunkThreshold",
+        "onlyMatchingChunks",
+        "includeFullDocs",
+        "facets",
+    ];
 }
 
 impl Options for ContextOptions {
@@ -636,7 +645,10 @@ pub struct ContextOptions {
 impl Default for ContextOptions {
     fn default() -> Self {
         ContextOptions {
-            search: SearchOptions { limit: 20, ..SearchOptions::default() },
+            search: SearchOptions {
+                limit: 20,
+                ..SearchOptions::default()
+            },
             token_budget: 1000,
             order: ContextOrder::Score,
             min_score: None,

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use crate::embed::{sha256_hex, Embedder, ModelFiles};
 use crate::error::{Error, Result};
 use crate::hit::{
-    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit, SearchMode, SearchOptions,
+    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit,
+    SearchMode, SearchOptions,
 };
 use crate::index::{format, Index};
 use crate::search::{self, QueryContext};
@@ -22,7 +23,10 @@ pub struct Searcher {
 impl Searcher {
     /// Loads an index from the bytes of an index file.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        Ok(Searcher { index: Arc::new(format::read(bytes)?), embedder: None })
+        Ok(Searcher {
+            index: Arc::new(format::read(bytes)?),
+            embedder: None,
+        })
     }
 
     pub fn index(&self) -> &Index {
@@ -47,8 +51,16 @@ impl Searcher {
         };
         let expected = &vectors.model;
         let given = [
-            ("config.json", sha256_hex(&files.config), &expected.config_sha256),
-            ("tokenizer.json", sha256_hex(&files.tokenizer), &expected.tokenizer_sha256),
+            (
+                "config.json",
+                sha256_hex(&files.config),
+                &expected.config_sha256,
+            ),
+            (
+                "tokenizer.json",
+                sha256_hex(&files.tokenizer),
+                &expected.tokenizer_sha256,
+            ),
         ];
         for (name, sha, want) in &given {
             if sha != *want {
@@ -90,7 +102,11 @@ impl Searcher {
         self.embed_query(query)
     }
 
-    fn context<'a>(&'a self, vector: Option<&'a [f32]>, options: &SearchOptions) -> QueryContext<'a> {
+    fn context<'a>(
+        &'a self,
+        vector: Option<&'a [f32]>,
+        options: &SearchOptions,
+    ) -> QueryContext<'a> {
         QueryContext {
             vector,
             vector_from_caller: false,
@@ -103,26 +119,59 @@ impl Searcher {
     /// until then a hybrid search answers lexically.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
         let vector = self.query_vector(query, options)?;
-        search::search(&self.index, query, self.context(vector.as_deref(), options), options)
+        search::search(
+            &self.index,
+            query,
+            self.context(vector.as_deref(), options),
+            options,
+        )
     }
 
     /// Runs a search with a query embedding the caller computed (normalized, of the index's
     /// model); `query` still drives the lexical signal and the highlights.
-    pub fn search_with_vector(&self, query: &str, vector: &[f32], options: &SearchOptions) -> Result<Vec<SearchHit>> {
-        search::search(&self.index, query, QueryContext { vector_from_caller: true, ..self.context(Some(vector), options) }, options)
+    pub fn search_with_vector(
+        &self,
+        query: &str,
+        vector: &[f32],
+        options: &SearchOptions,
+    ) -> Result<Vec<SearchHit>> {
+        search::search(
+            &self.index,
+            query,
+            QueryContext {
+                vector_from_caller: true,
+                ..self.context(Some(vector), options)
+            },
+            options,
+        )
     }
 
     /// Searches and groups the hits by document.
-    pub fn search_documents(&self, query: &str, options: &DocumentSearchOptions) -> Result<DocumentSearchResponse> {
+    pub fn search_documents(
+        &self,
+        query: &str,
+        options: &DocumentSearchOptions,
+    ) -> Result<DocumentSearchResponse> {
         let vector = self.query_vector(query, &options.search)?;
-        search::documents::search_documents(&self.index, query, self.context(vector.as_deref(), &options.search), options, now_ms)
+        search::documents::search_documents(
+            &self.index,
+            query,
+            self.context(vector.as_deref(), &options.search),
+            options,
+            now_ms,
+        )
     }
 
     /// The best chunks for a query that fit a token budget, as a prompt, with every candidate
     /// considered.
     pub fn build_context(&self, query: &str, options: &ContextOptions) -> Result<ContextResponse> {
         let vector = self.query_vector(query, &options.search)?;
-        search::context::build_context(&self.index, query, self.context(vector.as_deref(), &options.search), options)
+        search::context::build_context(
+            &self.index,
+            query,
+            self.context(vector.as_deref(), &options.search),
+            options,
+        )
     }
 }
 
@@ -134,6 +183,8 @@ pub fn now_ms() -> f64 {
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
     }
 }

@@ -54,7 +54,9 @@ fn is_array(value: &JsValue) -> bool {
 
 /// A typed array of type `T`; `ArrayBuffer.isView` first, as it runs no Proxy trap (`instanceof` would).
 fn typed<T: JsCast>(value: &JsValue) -> Option<&T> {
-    js_sys::ArrayBuffer::is_view(value).then(|| value.dyn_ref::<T>()).flatten()
+    js_sys::ArrayBuffer::is_view(value)
+        .then(|| value.dyn_ref::<T>())
+        .flatten()
 }
 
 #[wasm_bindgen(start)]
@@ -76,7 +78,9 @@ fn js_error(e: impl std::fmt::Display) -> JsError {
 impl SearchIndex {
     /// Loads an index from the bytes of an `index.cairn` file.
     #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(#[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue) -> Result<SearchIndex, JsError> {
+    pub fn from_bytes(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<SearchIndex, JsError> {
         Self::from_vec(&byte_array(&bytes, "the index")?)
     }
 
@@ -97,7 +101,10 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let (query, options) = (string(&query, "the query")?, parse_options::<SearchOptions>(options)?);
+        let (query, options) = (
+            string(&query, "the query")?,
+            parse_options::<SearchOptions>(options)?,
+        );
         to_js(&self.searcher().search(&query, &options).map_err(js_error)?)
     }
 
@@ -112,7 +119,12 @@ impl SearchIndex {
     ) -> Result<JsValue, JsError> {
         let (query, vector) = (string(&query, "the query")?, float_array(&vector)?);
         let options: SearchOptions = parse_options(options)?;
-        to_js(&self.searcher().search_with_vector(&query, &vector, &options).map_err(js_error)?)
+        to_js(
+            &self
+                .searcher()
+                .search_with_vector(&query, &vector, &options)
+                .map_err(js_error)?,
+        )
     }
 
     /// Searches and groups the hits by document: each document's score, its chunks with their
@@ -121,10 +133,17 @@ impl SearchIndex {
     pub fn search_documents(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DocumentSearchOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "DocumentSearchOptions")] options: Option<
+            JsValue,
+        >,
     ) -> Result<JsValue, JsError> {
         let (query, options) = (string(&query, "the query")?, parse_options(options)?);
-        to_js(&self.searcher().search_documents(&query, &options).map_err(js_error)?)
+        to_js(
+            &self
+                .searcher()
+                .search_documents(&query, &options)
+                .map_err(js_error)?,
+        )
     }
 
     /// The best chunks that fit a token budget, as a prompt, with every candidate considered:
@@ -136,7 +155,12 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_optional_param_type = "ContextOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
         let (query, options) = (string(&query, "the query")?, parse_options(options)?);
-        to_js(&self.searcher().build_context(&query, &options).map_err(js_error)?)
+        to_js(
+            &self
+                .searcher()
+                .build_context(&query, &options)
+                .map_err(js_error)?,
+        )
     }
 
     /// Fetches the model files from `baseUrl` (the `model/` folder `cairn index` wrote beside
@@ -155,7 +179,14 @@ impl SearchIndex {
             let config = fetch_bytes(&url(ModelFiles::CONFIG), None).await?;
             let tokenizer = fetch_bytes(&url(ModelFiles::TOKENIZER), None).await?;
             let weights = fetch_bytes(&url(ModelFiles::WEIGHTS), on_progress.as_ref()).await?;
-            attach(&slot, ModelFiles { weights, tokenizer, config })?;
+            attach(
+                &slot,
+                ModelFiles {
+                    weights,
+                    tokenizer,
+                    config,
+                },
+            )?;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -178,7 +209,10 @@ impl SearchIndex {
 
     /// Embeds a text with the loaded model (L2-normalized), e.g. to compare targets.
     #[wasm_bindgen(js_name = embed)]
-    pub fn embed(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<Vec<f32>, JsError> {
+    pub fn embed(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    ) -> Result<Vec<f32>, JsError> {
         self.searcher()
             .embed_query(&string(&text, "the text")?)
             .map_err(js_error)?
@@ -212,7 +246,9 @@ impl SearchIndex {
 
 impl SearchIndex {
     fn from_vec(bytes: &[u8]) -> Result<SearchIndex, JsError> {
-        Ok(SearchIndex { searcher: Rc::new(RefCell::new(Searcher::from_bytes(bytes).map_err(js_error)?)) })
+        Ok(SearchIndex {
+            searcher: Rc::new(RefCell::new(Searcher::from_bytes(bytes).map_err(js_error)?)),
+        })
     }
 
     /// A copy to work on: the cell is borrowed only for the clone, never while a search runs.
@@ -253,31 +289,51 @@ fn js_number(n: f64) -> String {
 }
 
 fn string(value: &JsValue, what: &str) -> Result<String, JsError> {
-    value.as_string().ok_or_else(|| js_error(format!("{what} must be a string, not {}", type_of(value))))
+    value
+        .as_string()
+        .ok_or_else(|| js_error(format!("{what} must be a string, not {}", type_of(value))))
 }
 
 fn byte_array(value: &JsValue, what: &str) -> Result<Vec<u8>, JsError> {
-    let array = typed::<Uint8Array>(value).ok_or_else(|| js_error(format!("{what} must be a Uint8Array, not {}", type_of(value))))?;
+    let array = typed::<Uint8Array>(value).ok_or_else(|| {
+        js_error(format!(
+            "{what} must be a Uint8Array, not {}",
+            type_of(value)
+        ))
+    })?;
     if array.length() as usize > MAX_BYTES {
-        return Err(js_error(format!("{what} is {} bytes, over the {} GiB this module accepts", array.length(), MAX_BYTES >> 30)));
+        return Err(js_error(format!(
+            "{what} is {} bytes, over the {} GiB this module accepts",
+            array.length(),
+            MAX_BYTES >> 30
+        )));
     }
     Ok(array.to_vec())
 }
 
 /// A query vector from a `Float32Array` or an array of numbers, every one finite as an f32.
 fn float_array(value: &JsValue) -> Result<Vec<f32>, JsError> {
-    let wrong =
-        || js_error(format!("the vector must be a Float32Array or an array of at most {MAX_DIMENSION} numbers, not {}", type_of(value)));
-    let array = value.unchecked_ref::<Array>();
-    let vector: Vec<f32> = if let Some(array) = typed::<Float32Array>(value).filter(|a| a.length() <= MAX_DIMENSION) {
-        array.to_vec()
-    } else if is_array(value) && array.length() <= MAX_DIMENSION {
-        array.iter().map(|n| n.as_f64().map(|n| n as f32)).collect::<Option<_>>().ok_or_else(wrong)?
-    } else {
-        return Err(wrong());
+    let wrong = || {
+        js_error(format!("the vector must be a Float32Array or an array of at most {MAX_DIMENSION} numbers, not {}", type_of(value)))
     };
+    let array = value.unchecked_ref::<Array>();
+    let vector: Vec<f32> =
+        if let Some(array) = typed::<Float32Array>(value).filter(|a| a.length() <= MAX_DIMENSION) {
+            array.to_vec()
+        } else if is_array(value) && array.length() <= MAX_DIMENSION {
+            array
+                .iter()
+                .map(|n| n.as_f64().map(|n| n as f32))
+                .collect::<Option<_>>()
+                .ok_or_else(wrong)?
+        } else {
+            return Err(wrong());
+        };
     match vector.iter().position(|n| !n.is_finite()) {
-        Some(i) => Err(js_error(format!("the vector must hold finite numbers (as f32); number {i} is {}", js_number(vector[i].into())))),
+        Some(i) => Err(js_error(format!(
+            "the vector must hold finite numbers (as f32); number {i} is {}",
+            js_number(vector[i].into())
+        ))),
         None => Ok(vector),
     }
 }
@@ -288,16 +344,23 @@ fn parse_options<T: Options>(options: Option<JsValue>) -> Result<T, JsError> {
     };
     let invalid = |e: String| js_error(format!("invalid search options: {e}"));
     if !options.is_object() || is_array(&options) {
-        return Err(js_error(format!("options must be an object, not {}", type_of(&options))));
+        return Err(js_error(format!(
+            "options must be an object, not {}",
+            type_of(&options)
+        )));
     }
     check_plain(&options, "", 0).map_err(invalid)?;
     // Through JSON, so that a misspelled option is an error (serde-wasm-bindgen skips unknown keys).
-    let json: String =
-        js_sys::JSON::stringify(&options).map_err(|e| invalid(format!("they cannot be read as JSON ({})", describe(&e))))?.into();
+    let json: String = js_sys::JSON::stringify(&options)
+        .map_err(|e| invalid(format!("they cannot be read as JSON ({})", describe(&e))))?
+        .into();
     if !json.starts_with('{') {
-        return Err(js_error("options must be an object, not something whose JSON is not one"));
+        return Err(js_error(
+            "options must be an object, not something whose JSON is not one",
+        ));
     }
-    let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| invalid(e.to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&json).map_err(|e| invalid(e.to_string()))?;
     T::from_json(value).map_err(|e| invalid(e.to_string()))
 }
 
@@ -307,22 +370,33 @@ fn parse_options<T: Options>(options: Option<JsValue>) -> Result<T, JsError> {
 fn check_plain(value: &JsValue, path: &str, depth: u32) -> Result<(), String> {
     if let Some(n) = value.as_f64() {
         if !n.is_finite() {
-            return Err(format!("{path} must be a finite number, not {}", js_number(n)));
+            return Err(format!(
+                "{path} must be a finite number, not {}",
+                js_number(n)
+            ));
         }
     } else if value.is_function() || value.is_symbol() || value.is_bigint() {
         return Err(format!("{path} must be plain data, not {}", type_of(value)));
     } else if value.is_object() && depth < MAX_DEPTH {
         let array = is_array(value);
-        let keys = Reflect::own_keys(value)
-            .map_err(|e| format!("{} cannot be read ({})", if path.is_empty() { "they" } else { path }, describe(&e)))?;
+        let keys = Reflect::own_keys(value).map_err(|e| {
+            format!(
+                "{} cannot be read ({})",
+                if path.is_empty() { "they" } else { path },
+                describe(&e)
+            )
+        })?;
         for key in keys.iter() {
-            let Some(name) = key.as_string().filter(|k| !(array && k == "length")) else { continue };
+            let Some(name) = key.as_string().filter(|k| !(array && k == "length")) else {
+                continue;
+            };
             let inner = match (array, path) {
                 (true, _) => format!("{path}[{name}]"),
                 (false, "") => name,
                 (false, _) => format!("{path}.{name}"),
             };
-            let child = Reflect::get(value, &key).map_err(|e| format!("{inner} cannot be read ({})", describe(&e)))?;
+            let child = Reflect::get(value, &key)
+                .map_err(|e| format!("{inner} cannot be read ({})", describe(&e)))?;
             check_plain(&child, &inner, depth + 1)?;
         }
     }
@@ -331,7 +405,9 @@ fn check_plain(value: &JsValue, path: &str, depth: u32) -> Result<(), String> {
 
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     let serializer = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
-    value.serialize(&serializer).map_err(|e| js_error(format!("cannot convert the result: {e}")))
+    value
+        .serialize(&serializer)
+        .map_err(|e| js_error(format!("cannot convert the result: {e}")))
 }
 
 /// Fetches a URL's body with the global `fetch` (window, worker or Node), reporting progress.
@@ -339,7 +415,12 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
 /// buffer up to `PRESIZE`, so a lying header can neither abort the module nor fake a body.
 async fn fetch_bytes(url: &str, on_progress: Option<&Function>) -> Result<Vec<u8>, JsError> {
     let failed = |what: &str| js_error(format!("cannot fetch {url}: {what}"));
-    let too_big = |what: String| failed(&format!("{what}, over the {} GiB this module reads", MAX_BYTES >> 30));
+    let too_big = |what: String| {
+        failed(&format!(
+            "{what}, over the {} GiB this module reads",
+            MAX_BYTES >> 30
+        ))
+    };
     let global = js_sys::global();
     let fetch: Function = Reflect::get(&global, &"fetch".into())
         .ok()
@@ -356,9 +437,19 @@ async fn fetch_bytes(url: &str, on_progress: Option<&Function>) -> Result<Vec<u8
     .map_err(|e| failed(&describe(&e)))?;
     let response: web_sys::Response = response.dyn_into().map_err(|_| failed("not a Response"))?;
     if !response.ok() {
-        return Err(failed(&format!("HTTP {} {}", response.status(), response.status_text())));
+        return Err(failed(&format!(
+            "HTTP {} {}",
+            response.status(),
+            response.status_text()
+        )));
     }
-    let total = response.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0);
+    let total = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0);
     if total > MAX_BYTES as u64 {
         if let Some(body) = response.body() {
             let _ = body.cancel();
@@ -366,17 +457,27 @@ async fn fetch_bytes(url: &str, on_progress: Option<&Function>) -> Result<Vec<u8
         return Err(too_big(format!("its Content-Length says {total} bytes")));
     }
     let Some(body) = response.body() else {
-        let buffer =
-            JsFuture::from(response.array_buffer().map_err(|e| failed(&describe(&e)))?).await.map_err(|e| failed(&describe(&e)))?;
+        let buffer = JsFuture::from(response.array_buffer().map_err(|e| failed(&describe(&e)))?)
+            .await
+            .map_err(|e| failed(&describe(&e)))?;
         return byte_array(&Uint8Array::new(&buffer), &format!("the body of {url}"));
     };
-    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().dyn_into().map_err(|_| failed("the body cannot be read"))?;
+    let reader: web_sys::ReadableStreamDefaultReader = body
+        .get_reader()
+        .dyn_into()
+        .map_err(|_| failed("the body cannot be read"))?;
     let mut bytes = Vec::with_capacity((total as usize).min(PRESIZE));
     loop {
-        let chunk = JsFuture::from(reader.read())
-            .await
-            .map_err(|e| failed(&format!("the download broke off after {} bytes ({})", bytes.len(), describe(&e))))?;
-        let done = Reflect::get(&chunk, &"done".into()).map(|d| d.is_truthy()).unwrap_or(true);
+        let chunk = JsFuture::from(reader.read()).await.map_err(|e| {
+            failed(&format!(
+                "the download broke off after {} bytes ({})",
+                bytes.len(),
+                describe(&e)
+            ))
+        })?;
+        let done = Reflect::get(&chunk, &"done".into())
+            .map(|d| d.is_truthy())
+            .unwrap_or(true);
         if done {
             break;
         }
@@ -387,12 +488,19 @@ async fn fetch_bytes(url: &str, on_progress: Option<&Function>) -> Result<Vec<u8
         let (start, length) = (bytes.len(), value.length() as usize);
         if start + length > MAX_BYTES {
             let _ = reader.cancel();
-            return Err(too_big(format!("its body is more than {} bytes", start + length)));
+            return Err(too_big(format!(
+                "its body is more than {} bytes",
+                start + length
+            )));
         }
         bytes.resize(start + length, 0);
         value.copy_to(&mut bytes[start..]);
         if let Some(callback) = on_progress {
-            let _ = callback.call2(&JsValue::NULL, &(bytes.len() as f64).into(), &(total as f64).into());
+            let _ = callback.call2(
+                &JsValue::NULL,
+                &(bytes.len() as f64).into(),
+                &(total as f64).into(),
+            );
         }
     }
     Ok(bytes)

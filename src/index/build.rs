@@ -58,7 +58,10 @@ pub fn build(
         }));
     }
     let links = resolve_links(&documents, raw_links);
-    let texts: Vec<String> = chunks.iter().map(|c| indexed_text(&documents[c.doc as usize], c)).collect();
+    let texts: Vec<String> = chunks
+        .iter()
+        .map(|c| indexed_text(&documents[c.doc as usize], c))
+        .collect();
     let analyzer = crate::analyze::Analyzer::new(settings.analyzer.clone());
     // Each chunk's terms, and its distinct words (folded, unstemmed) with their terms.
     let (terms, words): (Vec<ChunkTerms>, Vec<Vec<(String, String)>>) = texts
@@ -69,7 +72,13 @@ pub fn build(
             let terms = pairs.iter().map(|(_, term)| term.clone()).collect();
             pairs.sort_unstable();
             pairs.dedup();
-            (ChunkTerms { document: c.doc, terms }, pairs)
+            (
+                ChunkTerms {
+                    document: c.doc,
+                    terms,
+                },
+                pairs,
+            )
         })
         .unzip();
     let mut lexical = LexicalIndex::build(settings.bm25, terms);
@@ -86,24 +95,51 @@ pub fn build(
             })
         }
     };
-    Ok(Index::new(settings, documents, chunks, links, lexical, vectors))
+    Ok(Index::new(
+        settings, documents, chunks, links, lexical, vectors,
+    ))
 }
 
 /// Turns each document's link targets (paths relative to the document, as written in its
 /// source) into links between indexed documents; links to anything else are dropped.
-fn resolve_links(documents: &[super::Document], raw: Vec<Vec<crate::ingest::RawLink>>) -> Vec<super::DocLink> {
-    let by_id: std::collections::HashMap<&str, u32> =
-        documents.iter().enumerate().map(|(i, d)| (d.id.as_str(), i as u32)).collect();
+fn resolve_links(
+    documents: &[super::Document],
+    raw: Vec<Vec<crate::ingest::RawLink>>,
+) -> Vec<super::DocLink> {
+    let by_id: std::collections::HashMap<&str, u32> = documents
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id.as_str(), i as u32))
+        .collect();
     let mut links = Vec::new();
     for (from, targets) in raw.into_iter().enumerate() {
-        let base = documents[from].id.rsplit_once('/').map_or("", |(dir, _)| dir);
+        let base = documents[from]
+            .id
+            .rsplit_once('/')
+            .map_or("", |(dir, _)| dir);
         for link in targets {
-            let Some(target) = resolve_path(base, &link.target) else { continue };
+            let Some(target) = resolve_path(base, &link.target) else {
+                continue;
+            };
             // A link to a folder means its index page, as a web server serves it.
-            let index_page = format!("{}index.html", if target.is_empty() { String::new() } else { format!("{target}/") });
-            if let Some(&to) = by_id.get(target.as_str()).or_else(|| by_id.get(index_page.as_str())) {
+            let index_page = format!(
+                "{}index.html",
+                if target.is_empty() {
+                    String::new()
+                } else {
+                    format!("{target}/")
+                }
+            );
+            if let Some(&to) = by_id
+                .get(target.as_str())
+                .or_else(|| by_id.get(index_page.as_str()))
+            {
                 if to != from as u32 {
-                    links.push(super::DocLink { from: from as u32, to, text: link.text });
+                    links.push(super::DocLink {
+                        from: from as u32,
+                        to,
+                        text: link.text,
+                    });
                 }
             }
         }
@@ -117,10 +153,18 @@ fn resolve_links(documents: &[super::Document], raw: Vec<Vec<crate::ingest::RawL
 /// the folder `base`; None for links that leave the site (a scheme, `//`, or above the root).
 fn resolve_path(base: &str, target: &str) -> Option<String> {
     let target = target.split(['#', '?']).next().unwrap_or("");
-    if target.is_empty() || target.contains("://") || target.starts_with("//") || target.starts_with("mailto:") {
+    if target.is_empty()
+        || target.contains("://")
+        || target.starts_with("//")
+        || target.starts_with("mailto:")
+    {
         return None;
     }
-    let mut parts: Vec<&str> = if target.starts_with('/') { Vec::new() } else { base.split('/').filter(|p| !p.is_empty()).collect() };
+    let mut parts: Vec<&str> = if target.starts_with('/') {
+        Vec::new()
+    } else {
+        base.split('/').filter(|p| !p.is_empty()).collect()
+    };
     for part in target.split('/') {
         match part {
             "" | "." => {}
@@ -164,9 +208,18 @@ mod tests {
 
     #[test]
     fn resolves_relative_links() {
-        assert_eq!(resolve_path("guide", "install.md#build").as_deref(), Some("guide/install.md"));
-        assert_eq!(resolve_path("guide", "../notes.txt").as_deref(), Some("notes.txt"));
-        assert_eq!(resolve_path("", "/guide/install.md").as_deref(), Some("guide/install.md"));
+        assert_eq!(
+            resolve_path("guide", "install.md#build").as_deref(),
+            Some("guide/install.md")
+        );
+        assert_eq!(
+            resolve_path("guide", "../notes.txt").as_deref(),
+            Some("notes.txt")
+        );
+        assert_eq!(
+            resolve_path("", "/guide/install.md").as_deref(),
+            Some("guide/install.md")
+        );
         assert_eq!(resolve_path("", "../outside.md"), None);
         assert_eq!(resolve_path("a", "https://example.org/x.md"), None);
     }

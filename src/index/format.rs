@@ -46,10 +46,15 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     if version != FORMAT_VERSION {
-        return Err(Error::UnsupportedVersion { found: version, supported: FORMAT_VERSION });
+        return Err(Error::UnsupportedVersion {
+            found: version,
+            supported: FORMAT_VERSION,
+        });
     }
     let payload_len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-    let expected = (HEADER_LEN as u64).saturating_add(payload_len).saturating_add(TRAILER_LEN as u64);
+    let expected = (HEADER_LEN as u64)
+        .saturating_add(payload_len)
+        .saturating_add(TRAILER_LEN as u64);
     if (bytes.len() as u64) < expected {
         return Err(truncated(bytes.len(), expected));
     }
@@ -67,10 +72,15 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
             "the index file is damaged (checksum {actual:08x}, expected {stored:08x}); download or build it again"
         )));
     }
-    let mut index: Index = postcard::from_bytes(payload)
-        .map_err(|e| Error::InvalidIndex(format!("the index payload cannot be decoded ({e}); rebuild it with this version of cairn")))?;
+    let mut index: Index = postcard::from_bytes(payload).map_err(|e| {
+        Error::InvalidIndex(format!(
+            "the index payload cannot be decoded ({e}); rebuild it with this version of cairn"
+        ))
+    })?;
     validate(&index)?;
-    index.lexical.attach_documents(index.chunks.iter().map(|c| c.doc).collect());
+    index
+        .lexical
+        .attach_documents(index.chunks.iter().map(|c| c.doc).collect());
     Ok(index)
 }
 
@@ -84,14 +94,31 @@ fn truncated(have: usize, need: u64) -> Error {
 /// make a search index out of bounds.
 fn validate(index: &Index) -> Result<()> {
     let chunks = index.chunks.len();
-    let fail = |m: String| Err(Error::InvalidIndex(format!("the index is inconsistent: {m}; rebuild it with `cairn index`")));
-    if let Some(chunk) = index.chunks.iter().find(|c| c.doc as usize >= index.documents.len()) {
-        return fail(format!("chunk {} names document {} of {}", chunk.chunk_index, chunk.doc, index.documents.len()));
+    let fail = |m: String| {
+        Err(Error::InvalidIndex(format!(
+            "the index is inconsistent: {m}; rebuild it with `cairn index`"
+        )))
+    };
+    if let Some(chunk) = index
+        .chunks
+        .iter()
+        .find(|c| c.doc as usize >= index.documents.len())
+    {
+        return fail(format!(
+            "chunk {} names document {} of {}",
+            chunk.chunk_index,
+            chunk.doc,
+            index.documents.len()
+        ));
     }
     if index.chunks.windows(2).any(|w| w[0].doc > w[1].doc) {
         return fail("chunks are not grouped by document".into());
     }
-    if index.links.iter().any(|l| l.from as usize >= index.documents.len() || l.to as usize >= index.documents.len()) {
+    if index
+        .links
+        .iter()
+        .any(|l| l.from as usize >= index.documents.len() || l.to as usize >= index.documents.len())
+    {
         return fail("a link names a document the index does not have".into());
     }
     if let Err(m) = index.lexical.validate(chunks) {

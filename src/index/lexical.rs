@@ -74,7 +74,11 @@ impl Documents {
         for (&document, &length) in of_chunk.iter().zip(chunk_lengths) {
             lengths[document as usize] += length;
         }
-        Documents { average_length: average(&lengths), lengths, of_chunk }
+        Documents {
+            average_length: average(&lengths),
+            lengths,
+            of_chunk,
+        }
     }
 }
 
@@ -124,7 +128,10 @@ impl LexicalIndex {
         }
         let documents = Documents::new(chunk_documents, &chunk_lengths);
         let (terms, postings): (Vec<String>, Vec<Postings>) = by_term.into_iter().unzip();
-        let idf = postings.iter().map(|p| bm25_idf(chunk_lengths.len(), p.freqs.len())).collect();
+        let idf = postings
+            .iter()
+            .map(|p| bm25_idf(chunk_lengths.len(), p.freqs.len()))
+            .collect();
         let document_idf = postings
             .iter()
             .map(|p| {
@@ -172,7 +179,10 @@ impl LexicalIndex {
 
     /// The position of an analyzed term, if the index has it.
     pub fn term_id(&self, term: &str) -> Option<u32> {
-        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok().map(|i| i as u32)
+        self.terms
+            .binary_search_by(|t| t.as_str().cmp(term))
+            .ok()
+            .map(|i| i as u32)
     }
 
     pub fn term(&self, id: u32) -> &str {
@@ -187,8 +197,13 @@ impl LexicalIndex {
     /// The indexed words as an FST (word → position in `words`).
     pub fn word_set(&self) -> &fst::Map<Vec<u8>> {
         self.word_set.get_or_init(|| {
-            fst::Map::from_iter(self.words.iter().enumerate().map(|(i, w)| (w.as_bytes(), i as u64)))
-                .expect("words are validated sorted and unique")
+            fst::Map::from_iter(
+                self.words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| (w.as_bytes(), i as u64)),
+            )
+            .expect("words are validated sorted and unique")
         })
     }
 
@@ -218,9 +233,15 @@ impl LexicalIndex {
     /// Checks what the file format cannot: that every array agrees with the others.
     pub fn validate(&self, chunk_count: usize) -> Result<(), String> {
         if self.chunk_lengths.len() != chunk_count {
-            return Err(format!("lexical index covers {} chunks, the index has {chunk_count}", self.chunk_lengths.len()));
+            return Err(format!(
+                "lexical index covers {} chunks, the index has {chunk_count}",
+                self.chunk_lengths.len()
+            ));
         }
-        if [self.idf.len(), self.document_idf.len(), self.postings.len()].iter().any(|&n| n != self.terms.len()) {
+        if [self.idf.len(), self.document_idf.len(), self.postings.len()]
+            .iter()
+            .any(|&n| n != self.terms.len())
+        {
             return Err("lexical index term tables differ in length".into());
         }
         for postings in &self.postings {
@@ -234,16 +255,25 @@ impl LexicalIndex {
         }
         if self.words.len() != self.word_terms.len()
             || self.words.windows(2).any(|w| w[0] >= w[1])
-            || self.word_terms.iter().any(|&t| t as usize >= self.terms.len())
+            || self
+                .word_terms
+                .iter()
+                .any(|&t| t as usize >= self.terms.len())
         {
-            return Err("the lexical index's word list is not sorted, or names a term it does not have".into());
+            return Err(
+                "the lexical index's word list is not sorted, or names a term it does not have"
+                    .into(),
+            );
         }
         Ok(())
     }
 
     /// The stored IDF of an analyzed term, if the index has it.
     pub fn idf(&self, term: &str) -> Option<f32> {
-        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok().map(|i| self.idf[i])
+        self.terms
+            .binary_search_by(|t| t.as_str().cmp(term))
+            .ok()
+            .map(|i| self.idf[i])
     }
 
     /// The `limit` best chunks for the analyzed query terms, best first; ties go to the lower
@@ -251,16 +281,31 @@ impl LexicalIndex {
     /// its document's BM25. A query term that repeats counts once per occurrence, as in Lucene.
     /// With `allowed`, only chunks marked true are returned (a document's score still counts all
     /// of its chunks).
-    pub fn search(&self, query_terms: &[String], limit: usize, allowed: Option<&[bool]>) -> Vec<LexicalHit> {
-        let words: Vec<QueryWord> =
-            query_terms.iter().filter_map(|t| self.term_id(t)).map(|t| QueryWord { alternatives: vec![(t, 1.0)] }).collect();
+    pub fn search(
+        &self,
+        query_terms: &[String],
+        limit: usize,
+        allowed: Option<&[bool]>,
+    ) -> Vec<LexicalHit> {
+        let words: Vec<QueryWord> = query_terms
+            .iter()
+            .filter_map(|t| self.term_id(t))
+            .map(|t| QueryWord {
+                alternatives: vec![(t, 1.0)],
+            })
+            .collect();
         self.search_words(&words, limit, allowed)
     }
 
     /// [`search`](Self::search) for query words that may stand for several terms: a word adds,
     /// to each chunk and document, the best of its weighted terms' BM25s (with one term of
     /// weight 1, exactly that term's BM25).
-    pub fn search_words(&self, query: &[QueryWord], limit: usize, allowed: Option<&[bool]>) -> Vec<LexicalHit> {
+    pub fn search_words(
+        &self,
+        query: &[QueryWord],
+        limit: usize,
+        allowed: Option<&[bool]>,
+    ) -> Vec<LexicalHit> {
         let mut passage_scores = vec![0f32; self.chunk_lengths.len()];
         let mut document_scores = vec![0f32; self.documents.lengths.len()];
         let mut touched = Vec::new();
@@ -277,7 +322,13 @@ impl LexicalIndex {
                 let mut add_document = |document: Option<(u32, u32)>| {
                     if let Some((d, freq)) = document {
                         let length = self.documents.lengths[d as usize] as f32;
-                        let score = weight * self.bm25(self.document_idf[t], freq, length, self.documents.average_length);
+                        let score = weight
+                            * self.bm25(
+                                self.document_idf[t],
+                                freq,
+                                length,
+                                self.documents.average_length,
+                            );
                         let slot = &mut word_document[d as usize];
                         if *slot == 0.0 {
                             word_documents.push(d);
@@ -299,7 +350,8 @@ impl LexicalIndex {
                     if *slot == 0.0 {
                         word_chunks.push(chunk);
                     }
-                    *slot = slot.max(weight * self.bm25(self.idf[t], freq, length, self.average_length));
+                    *slot = slot
+                        .max(weight * self.bm25(self.idf[t], freq, length, self.average_length));
                 }
                 add_document(document);
             }
@@ -317,8 +369,13 @@ impl LexicalIndex {
         let mut hits: Vec<LexicalHit> = touched
             .into_iter()
             .map(|chunk| {
-                let document_score = document_scores[self.documents.of_chunk[chunk as usize] as usize];
-                LexicalHit { chunk, score: passage_scores[chunk as usize] + document_score, document_score }
+                let document_score =
+                    document_scores[self.documents.of_chunk[chunk as usize] as usize];
+                LexicalHit {
+                    chunk,
+                    score: passage_scores[chunk as usize] + document_score,
+                    document_score,
+                }
             })
             .collect();
         crate::search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
@@ -351,7 +408,11 @@ fn bm25_idf(count: usize, found: usize) -> f32 {
 
 fn average(lengths: &[u32]) -> f32 {
     let total: u64 = lengths.iter().map(|&l| l as u64).sum();
-    if lengths.is_empty() { 0.0 } else { (total as f64 / lengths.len() as f64) as f32 }
+    if lengths.is_empty() {
+        0.0
+    } else {
+        (total as f64 / lengths.len() as f64) as f32
+    }
 }
 
 #[cfg(test)]
@@ -361,7 +422,10 @@ mod tests {
     fn chunks(documents: &[(u32, &str)]) -> Vec<ChunkTerms> {
         documents
             .iter()
-            .map(|(document, text)| ChunkTerms { document: *document, terms: text.split_whitespace().map(String::from).collect() })
+            .map(|(document, text)| ChunkTerms {
+                document: *document,
+                terms: text.split_whitespace().map(String::from).collect(),
+            })
             .collect()
     }
 
@@ -373,7 +437,11 @@ mod tests {
     fn ranks_by_bm25() {
         let index = LexicalIndex::build(
             Bm25Params::default(),
-            chunks(&[(0, "apple banana"), (1, "apple apple apple cherry"), (2, "cherry date")]),
+            chunks(&[
+                (0, "apple banana"),
+                (1, "apple apple apple cherry"),
+                (2, "cherry date"),
+            ]),
         );
         let hits = index.search(&query("apple"), 10, None);
         assert_eq!(hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![1, 0]);
@@ -382,9 +450,18 @@ mod tests {
         let idf = (1.0f64 + 1.5 / 2.5).ln() as f32;
         let avg = 8.0 / 3.0;
         let expected = 2.0 * idf * 2.2 / (1.0 + 1.2 * (0.25 + 0.75 * 2.0 / avg));
-        assert!((hits[1].score - expected).abs() < 1e-5, "{} vs {expected}", hits[1].score);
+        assert!(
+            (hits[1].score - expected).abs() < 1e-5,
+            "{} vs {expected}",
+            hits[1].score
+        );
         assert!(index.search(&query("zebra"), 10, None).is_empty());
-        assert_eq!(index.search(&query("apple"), 10, Some(&[true, false, true])).len(), 1);
+        assert_eq!(
+            index
+                .search(&query("apple"), 10, Some(&[true, false, true]))
+                .len(),
+            1
+        );
         assert!(index.validate(3).is_ok());
         assert!(index.validate(2).is_err());
     }
@@ -402,12 +479,18 @@ mod tests {
             ]),
         );
         let hits = index.search(&query("apple pie"), 10, None);
-        assert_eq!(hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![1, 2, 0]);
+        assert_eq!(
+            hits.iter().map(|h| h.chunk).collect::<Vec<_>>(),
+            vec![1, 2, 0]
+        );
         // Chunk 3 has no query term: its document's score alone does not make it a hit.
         assert!(hits.iter().all(|h| h.chunk != 3));
         // Filtering chunk 1 out returns the others without changing their scores.
         let filtered = index.search(&query("apple pie"), 10, Some(&[true, false, true, true]));
-        assert_eq!(filtered.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![2, 0]);
+        assert_eq!(
+            filtered.iter().map(|h| h.chunk).collect::<Vec<_>>(),
+            vec![2, 0]
+        );
         assert_eq!(filtered[0].score, hits[1].score);
     }
 
@@ -415,10 +498,19 @@ mod tests {
     fn a_stored_index_scores_the_same_once_its_documents_are_attached() {
         let built = LexicalIndex::build(
             Bm25Params::default(),
-            chunks(&[(0, "apple orchard"), (0, "apple pie"), (1, "apple pie"), (2, "pear")]),
+            chunks(&[
+                (0, "apple orchard"),
+                (0, "apple pie"),
+                (1, "apple pie"),
+                (2, "pear"),
+            ]),
         );
-        let mut read: LexicalIndex = postcard::from_bytes(&postcard::to_allocvec(&built).unwrap()).unwrap();
+        let mut read: LexicalIndex =
+            postcard::from_bytes(&postcard::to_allocvec(&built).unwrap()).unwrap();
         read.attach_documents(vec![0, 0, 1, 2]);
-        assert_eq!(read.search(&query("apple pie"), 10, None), built.search(&query("apple pie"), 10, None));
+        assert_eq!(
+            read.search(&query("apple pie"), 10, None),
+            built.search(&query("apple pie"), 10, None)
+        );
     }
 }

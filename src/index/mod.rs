@@ -3,11 +3,11 @@
 //! model, the chunk embeddings. `format` reads and writes it as one binary file; `build` (native
 //! only) assembles it from ingested documents.
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod build;
 pub mod format;
 pub mod lexical;
 pub mod vector;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod build;
 
 use serde::{Deserialize, Serialize};
 
@@ -81,7 +81,11 @@ pub struct IndexSettings {
 
 impl Default for IndexSettings {
     fn default() -> Self {
-        IndexSettings { analyzer: AnalyzerSettings::default(), bm25: Bm25Params::default(), chunk_words: 200 }
+        IndexSettings {
+            analyzer: AnalyzerSettings::default(),
+            bm25: Bm25Params::default(),
+            chunk_words: 200,
+        }
     }
 }
 
@@ -127,7 +131,14 @@ impl Index {
     pub fn metadata(&self, doc: u32) -> Option<&serde_json::Value> {
         self.parsed_metadata
             .get_or_init(|| {
-                self.documents.iter().map(|d| d.metadata.as_deref().and_then(|m| serde_json::from_str(m).ok())).collect()
+                self.documents
+                    .iter()
+                    .map(|d| {
+                        d.metadata
+                            .as_deref()
+                            .and_then(|m| serde_json::from_str(m).ok())
+                    })
+                    .collect()
             })
             .get(doc as usize)
             .and_then(Option::as_ref)
@@ -149,7 +160,9 @@ impl Index {
             }
             by_target
         });
-        incoming[doc as usize].iter().map(|&i| &self.links[i as usize])
+        incoming[doc as usize]
+            .iter()
+            .map(|&i| &self.links[i as usize])
     }
 
     /// The chunks of the document chunk `chunk` belongs to, as a range of chunk ids (a

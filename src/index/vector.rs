@@ -80,24 +80,46 @@ impl GraphParts {
     fn check(&self) -> Result<(), String> {
         let points = self.points.len();
         if self.zero.len() != points {
-            return Err(format!("the vector graph has {} points but {} nodes on its lowest layer", points, self.zero.len()));
+            return Err(format!(
+                "the vector graph has {} points but {} nodes on its lowest layer",
+                points,
+                self.zero.len()
+            ));
         }
         if !(1..=MAX_EF_SEARCH).contains(&self.ef_search) {
-            return Err(format!("the vector graph's search beam is {}, expected 1 to {MAX_EF_SEARCH}", self.ef_search));
+            return Err(format!(
+                "the vector graph's search beam is {}, expected 1 to {MAX_EF_SEARCH}",
+                self.ef_search
+            ));
         }
-        let in_range = |slots: &[u32], len: usize| slots.iter().all(|&p| p == NO_POINT || (p as usize) < len);
-        if !self.zero.iter().all(|(a, b)| in_range(a, points) && in_range(b, points)) {
-            return Err("a point of the vector graph's lowest layer names a neighbor it does not have".into());
+        let in_range =
+            |slots: &[u32], len: usize| slots.iter().all(|&p| p == NO_POINT || (p as usize) < len);
+        if !self
+            .zero
+            .iter()
+            .all(|(a, b)| in_range(a, points) && in_range(b, points))
+        {
+            return Err(
+                "a point of the vector graph's lowest layer names a neighbor it does not have"
+                    .into(),
+            );
         }
         // Each layer holds a prefix of the points of the layer below; a search starts at point 0
         // of the top layer, so every layer has it.
         let mut below = points;
         for (i, layer) in self.layers.iter().enumerate() {
             if layer.is_empty() || layer.len() > below {
-                return Err(format!("layer {} of the vector graph has {} points, expected 1 to {below}", i + 1, layer.len()));
+                return Err(format!(
+                    "layer {} of the vector graph has {} points, expected 1 to {below}",
+                    i + 1,
+                    layer.len()
+                ));
             }
             if !layer.iter().all(|slots| in_range(slots, layer.len())) {
-                return Err(format!("a point of layer {} of the vector graph names a neighbor outside it", i + 1));
+                return Err(format!(
+                    "a point of layer {} of the vector graph names a neighbor outside it",
+                    i + 1
+                ));
             }
             below = layer.len();
         }
@@ -105,7 +127,9 @@ impl GraphParts {
     }
 }
 
-fn checked_graph<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Hnsw<Embedding>, D::Error> {
+fn checked_graph<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Hnsw<Embedding>, D::Error> {
     use serde::de::Error as _;
     let parts = GraphParts::deserialize(deserializer)?;
     parts.check().map_err(D::Error::custom)?;
@@ -142,7 +166,10 @@ pub struct GraphSettings {
 
 impl Default for GraphSettings {
     fn default() -> Self {
-        GraphSettings { ef_construction: 40, ef_search: 96 }
+        GraphSettings {
+            ef_construction: 40,
+            ef_search: 96,
+        }
     }
 }
 
@@ -159,21 +186,31 @@ impl VectorIndex {
                     .map(|v| {
                         let largest = v.iter().fold(0f32, |m, x| m.max(x.abs()));
                         let scale = if largest > 0.0 { largest / 127.0 } else { 1.0 };
-                        values.extend(v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+                        values.extend(
+                            v.iter()
+                                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+                        );
                         scale
                     })
                     .collect();
                 Store::Int8 { values, scales }
             }
         };
-        VectorIndex { model, store, ef_search: 0 }
+        VectorIndex {
+            model,
+            store,
+            ef_search: 0,
+        }
     }
 
     /// An index with an HNSW graph over `vectors` (native only: building is slow).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn graph(model: ModelIdentity, vectors: Vec<f32>, settings: GraphSettings) -> Self {
         let dim = model.dimension as usize;
-        let points: Vec<Embedding> = vectors.chunks_exact(dim).map(|v| Embedding(v.to_vec())).collect();
+        let points: Vec<Embedding> = vectors
+            .chunks_exact(dim)
+            .map(|v| Embedding(v.to_vec()))
+            .collect();
         let (hnsw, point_of_chunk) = Hnsw::<Embedding>::builder()
             .ef_construction(settings.ef_construction)
             .ef_search(settings.ef_search)
@@ -183,17 +220,29 @@ impl VectorIndex {
         for (chunk, pid) in point_of_chunk.iter().enumerate() {
             chunk_of_point[pid.into_inner() as usize] = chunk as u32;
         }
-        VectorIndex { model, store: Store::Graph { hnsw, chunk_of_point }, ef_search: settings.ef_search as u32 }
+        VectorIndex {
+            model,
+            store: Store::Graph {
+                hnsw,
+                chunk_of_point,
+            },
+            ef_search: settings.ef_search as u32,
+        }
     }
 
     /// Every chunk's vector, in chunk order, flattened.
     pub fn to_flat(&self) -> Vec<f32> {
         match &self.store {
             Store::Flat(v) => v.clone(),
-            Store::Int8 { values, scales } => {
-                values.chunks(self.dimension()).zip(scales).flat_map(|(v, s)| v.iter().map(move |&x| x as f32 * s)).collect()
-            }
-            Store::Graph { hnsw, chunk_of_point } => {
+            Store::Int8 { values, scales } => values
+                .chunks(self.dimension())
+                .zip(scales)
+                .flat_map(|(v, s)| v.iter().map(move |&x| x as f32 * s))
+                .collect(),
+            Store::Graph {
+                hnsw,
+                chunk_of_point,
+            } => {
                 let dim = self.dimension();
                 let mut flat = vec![0f32; chunk_of_point.len() * dim];
                 for (pid, point) in hnsw.iter() {
@@ -253,12 +302,22 @@ impl VectorIndex {
     /// The `limit` chunks most similar to `query` (normalized), best first, with cosine scores.
     /// Uses the graph when there is one and no `allowed` mask (a filtered search scans exactly,
     /// so a narrow filter cannot starve the graph's beam).
-    pub fn search(&self, query: &[f32], limit: usize, allowed: Option<&[bool]>) -> Result<Vec<ScoredChunk>> {
+    pub fn search(
+        &self,
+        query: &[f32],
+        limit: usize,
+        allowed: Option<&[bool]>,
+    ) -> Result<Vec<ScoredChunk>> {
         self.check_query(query)?;
         match &self.store {
             Store::Flat(_) | Store::Int8 { .. } => Ok(self.search_exact(query, limit, allowed)),
-            Store::Graph { .. } if allowed.is_some() => Ok(self.search_exact(query, limit, allowed)),
-            Store::Graph { hnsw, chunk_of_point } => {
+            Store::Graph { .. } if allowed.is_some() => {
+                Ok(self.search_exact(query, limit, allowed))
+            }
+            Store::Graph {
+                hnsw,
+                chunk_of_point,
+            } => {
                 let mut search = Search::default();
                 let point = Embedding(query.to_vec());
                 let mut hits: Vec<ScoredChunk> = hnsw
@@ -276,27 +335,44 @@ impl VectorIndex {
     }
 
     /// Exact search: every (allowed) vector is scored.
-    pub fn search_exact(&self, query: &[f32], limit: usize, allowed: Option<&[bool]>) -> Vec<ScoredChunk> {
+    pub fn search_exact(
+        &self,
+        query: &[f32],
+        limit: usize,
+        allowed: Option<&[bool]>,
+    ) -> Vec<ScoredChunk> {
         let keep = |chunk: u32| allowed.is_none_or(|a| a[chunk as usize]);
         let mut hits: Vec<ScoredChunk> = match &self.store {
             Store::Flat(vectors) => vectors
                 .chunks_exact(self.dimension())
                 .enumerate()
                 .filter(|(chunk, _)| keep(*chunk as u32))
-                .map(|(chunk, v)| ScoredChunk { chunk: chunk as u32, score: dot(query, v) })
+                .map(|(chunk, v)| ScoredChunk {
+                    chunk: chunk as u32,
+                    score: dot(query, v),
+                })
                 .collect(),
             Store::Int8 { values, scales } => values
                 .chunks_exact(self.dimension())
                 .zip(scales)
                 .enumerate()
                 .filter(|(chunk, _)| keep(*chunk as u32))
-                .map(|(chunk, (v, scale))| ScoredChunk { chunk: chunk as u32, score: scale * dot_i8(query, v) })
+                .map(|(chunk, (v, scale))| ScoredChunk {
+                    chunk: chunk as u32,
+                    score: scale * dot_i8(query, v),
+                })
                 .collect(),
-            Store::Graph { hnsw, chunk_of_point } => hnsw
+            Store::Graph {
+                hnsw,
+                chunk_of_point,
+            } => hnsw
                 .iter()
                 .map(|(pid, p)| (chunk_of_point[pid.into_inner() as usize], p))
                 .filter(|(chunk, _)| keep(*chunk))
-                .map(|(chunk, p)| ScoredChunk { chunk, score: dot(query, &p.0) })
+                .map(|(chunk, p)| ScoredChunk {
+                    chunk,
+                    score: dot(query, &p.0),
+                })
                 .collect(),
         };
         crate::search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
@@ -365,7 +441,11 @@ mod simd {
 
     /// `a · b`, where `widen` loads 16 components of `b` as four `f32x4`.
     #[inline(always)]
-    pub(super) fn dot<T: Copy + Into<f32>>(a: &[f32], b: &[T], widen: impl Fn(&[T]) -> [v128; 4]) -> f32 {
+    pub(super) fn dot<T: Copy + Into<f32>>(
+        a: &[f32],
+        b: &[T],
+        widen: impl Fn(&[T]) -> [v128; 4],
+    ) -> f32 {
         let (a_body, a_tail) = a.split_at(a.len() - a.len() % 16);
         let (b_body, b_tail) = b.split_at(a_body.len());
         let mut acc = [f32x4_splat(0.0); 4];
@@ -398,7 +478,10 @@ mod simd {
     pub(super) fn i8s(y: &[i8]) -> [v128; 4] {
         // SAFETY: `dot` passes 16 i8s, one v128.
         let bytes = unsafe { v128_load(y.as_ptr() as *const v128) };
-        let (low, high) = (i16x8_extend_low_i8x16(bytes), i16x8_extend_high_i8x16(bytes));
+        let (low, high) = (
+            i16x8_extend_low_i8x16(bytes),
+            i16x8_extend_high_i8x16(bytes),
+        );
         [
             f32x4_convert_i32x4(i32x4_extend_low_i16x8(low)),
             f32x4_convert_i32x4(i32x4_extend_high_i16x8(low)),
@@ -417,7 +500,12 @@ fn finish<T: Copy + Into<f32>>(mut acc: [f32; 16], a_tail: &[f32], b_tail: &[T])
         }
         width /= 2;
     }
-    acc[0] + a_tail.iter().zip(b_tail).map(|(x, &y)| x * y.into()).sum::<f32>()
+    acc[0]
+        + a_tail
+            .iter()
+            .zip(b_tail)
+            .map(|(x, &y)| x * y.into())
+            .sum::<f32>()
 }
 
 #[cfg(test)]
@@ -454,7 +542,11 @@ mod tests {
     fn dot_matches_naive_sum() {
         let a: Vec<f32> = (0..37).map(|i| i as f32 * 0.5).collect();
         let b: Vec<f32> = (0..37).map(|i| 1.0 - i as f32 * 0.25).collect();
-        let naive: f64 = a.iter().zip(&b).map(|(x, y)| (*x as f64) * (*y as f64)).sum();
+        let naive: f64 = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (*x as f64) * (*y as f64))
+            .sum();
         assert!((dot_lanes(&a, &b) as f64 - naive).abs() < 1e-3);
         assert_eq!(dot(&a, &b), dot_lanes(&a, &b));
     }
@@ -463,7 +555,11 @@ mod tests {
     fn dot_i8_matches_naive_sum() {
         let a: Vec<f32> = (0..37).map(|i| i as f32 * 0.5).collect();
         let b: Vec<i8> = (0..37).map(|i| (i * 7 - 120) as i8).collect();
-        let naive: f64 = a.iter().zip(&b).map(|(x, y)| (*x as f64) * (*y as f64)).sum();
+        let naive: f64 = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (*x as f64) * (*y as f64))
+            .sum();
         assert!((dot_lanes(&a, &b) as f64 - naive).abs() < 1e-2 * naive.abs().max(1.0));
         assert_eq!(dot_i8(&a, &b), dot_lanes(&a, &b));
     }
@@ -476,16 +572,27 @@ mod tests {
         assert!(small.validate(60).is_ok() && small.validate(59).is_err());
         for seed in [3, 7, 41] {
             let query = unit(seed);
-            let (a, b) = (exact.search(&query, 5, None).unwrap(), small.search(&query, 5, None).unwrap());
+            let (a, b) = (
+                exact.search(&query, 5, None).unwrap(),
+                small.search(&query, 5, None).unwrap(),
+            );
             assert_eq!(b[0].chunk, seed);
             for (x, y) in a.iter().zip(&b) {
                 assert!((x.score - y.score).abs() < 0.01, "{x:?} {y:?}");
             }
         }
         let bytes = |index: &VectorIndex| postcard::to_allocvec(index).unwrap().len();
-        assert!(bytes(&small) * 3 < bytes(&exact), "{} vs {}", bytes(&small), bytes(&exact));
+        assert!(
+            bytes(&small) * 3 < bytes(&exact),
+            "{} vs {}",
+            bytes(&small),
+            bytes(&exact)
+        );
         let round_trip = small.to_flat();
-        assert!(round_trip.iter().zip(exact.to_flat()).all(|(x, y)| (x - y).abs() < 0.01));
+        assert!(round_trip
+            .iter()
+            .zip(exact.to_flat())
+            .all(|(x, y)| (x - y).abs() < 0.01));
     }
 
     #[test]
@@ -500,7 +607,10 @@ mod tests {
         assert_eq!(exact[0].chunk, 7);
         assert!((exact[0].score - 1.0).abs() < 1e-5);
         let approx = graph.search(&query, 5, None).unwrap();
-        assert_eq!(approx.iter().map(|h| h.chunk).collect::<Vec<_>>(), exact.iter().map(|h| h.chunk).collect::<Vec<_>>());
+        assert_eq!(
+            approx.iter().map(|h| h.chunk).collect::<Vec<_>>(),
+            exact.iter().map(|h| h.chunk).collect::<Vec<_>>()
+        );
         assert_eq!(graph.search_exact(&query, 5, None), exact);
         assert!(flat.search(&[1.0; 3], 5, None).is_err());
     }
@@ -509,12 +619,17 @@ mod tests {
     #[cfg(not(target_arch = "wasm32"))]
     fn graph_parts_read_the_bytes_instant_distance_writes() {
         let vectors: Vec<f32> = (0..300).flat_map(unit).collect();
-        let Store::Graph { hnsw, .. } = VectorIndex::graph(identity(), vectors, GraphSettings::default()).store else {
+        let Store::Graph { hnsw, .. } =
+            VectorIndex::graph(identity(), vectors, GraphSettings::default()).store
+        else {
             unreachable!()
         };
         let bytes = postcard::to_allocvec(&hnsw).unwrap();
         let parts: GraphParts = postcard::from_bytes(&bytes).unwrap();
-        assert!(!parts.layers.is_empty(), "300 points make more than one layer");
+        assert!(
+            !parts.layers.is_empty(),
+            "300 points make more than one layer"
+        );
         parts.check().unwrap();
         assert_eq!(postcard::to_allocvec(&parts).unwrap(), bytes);
     }
@@ -524,24 +639,38 @@ mod tests {
     fn a_crafted_graph_is_refused_not_searched() {
         let vectors: Vec<f32> = (0..300).flat_map(unit).collect();
         let index = VectorIndex::graph(identity(), vectors, GraphSettings::default());
-        let Store::Graph { hnsw, .. } = &index.store else { unreachable!() };
-        let mut parts: GraphParts = postcard::from_bytes(&postcard::to_allocvec(hnsw).unwrap()).unwrap();
+        let Store::Graph { hnsw, .. } = &index.store else {
+            unreachable!()
+        };
+        let mut parts: GraphParts =
+            postcard::from_bytes(&postcard::to_allocvec(hnsw).unwrap()).unwrap();
         let decode = |parts: &GraphParts| {
             let graph = postcard::to_allocvec(parts).unwrap();
             let mut graph_index = postcard::to_allocvec(&index).unwrap();
             // Swap the graph's bytes inside the encoded index for the crafted ones.
             let original = postcard::to_allocvec(hnsw).unwrap();
-            let at = graph_index.windows(original.len()).position(|w| w == original).unwrap();
+            let at = graph_index
+                .windows(original.len())
+                .position(|w| w == original)
+                .unwrap();
             graph_index.splice(at..at + original.len(), graph);
-            postcard::from_bytes::<VectorIndex>(&graph_index).map(|_| ()).map_err(|e| e.to_string())
+            postcard::from_bytes::<VectorIndex>(&graph_index)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
         };
         assert!(decode(&parts).is_ok());
         parts.zero[5].0[0] = 300;
-        assert!(decode(&parts).is_err(), "a lowest-layer neighbor past the last point");
+        assert!(
+            decode(&parts).is_err(),
+            "a lowest-layer neighbor past the last point"
+        );
         parts.zero[5].0[0] = 1;
         let top = parts.layers.len() - 1;
         parts.layers[top][0][0] = parts.layers[top].len() as u32;
-        assert!(decode(&parts).is_err(), "an upper-layer neighbor outside its layer");
+        assert!(
+            decode(&parts).is_err(),
+            "an upper-layer neighbor outside its layer"
+        );
         parts.layers[top][0][0] = NO_POINT;
         parts.layers.push(Vec::new());
         assert!(decode(&parts).is_err(), "an empty top layer");

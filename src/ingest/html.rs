@@ -27,22 +27,55 @@ use html5ever::{Attribute, QualName, TokenizerResult};
 use scraper::{Html, HtmlTreeSink, Node, Selector};
 use serde_json::{Map, Value};
 
-use super::{chunk_file, dates, file_stem, file_url, origin, IngestOptions, InputFile, RawLink, SourceDocument};
+use super::{
+    chunk_file, dates, file_stem, file_url, origin, IngestOptions, InputFile, RawLink,
+    SourceDocument,
+};
 use crate::chunk::{Block, Section};
 use crate::hit::DocType;
 use crate::index::Document;
 
-const SKIPPED: &[&str] = &["script", "style", "template", "noscript", "svg", "nav", "head"];
+const SKIPPED: &[&str] = &[
+    "script", "style", "template", "noscript", "svg", "nav", "head",
+];
 const BLOCKS: &[&str] = &[
-    "p", "div", "li", "ul", "ol", "pre", "table", "tr", "td", "th", "blockquote", "section", "article", "main", "dd",
-    "dt", "dl", "figure", "figcaption", "header", "footer", "aside", "details", "summary", "hr", "body",
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "pre",
+    "table",
+    "tr",
+    "td",
+    "th",
+    "blockquote",
+    "section",
+    "article",
+    "main",
+    "dd",
+    "dt",
+    "dl",
+    "figure",
+    "figcaption",
+    "header",
+    "footer",
+    "aside",
+    "details",
+    "summary",
+    "hr",
+    "body",
 ];
 /// The most text kept of one link or `data-cairn-meta` element, in bytes.
 const CAPTURED: usize = 1000;
 /// The deepest nesting of elements read.
 const MAX_DEPTH: usize = 1024;
 
-pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> Result<SourceDocument, String> {
+pub fn read(
+    file: &InputFile,
+    source: &str,
+    options: &IngestOptions,
+) -> Result<SourceDocument, String> {
     let (html, starts) = parse(source)?;
     let select = |css: &str| Selector::parse(css).expect("a valid selector");
     let metadata = metadata(&html);
@@ -51,13 +84,16 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> Result<S
         if !marked.is_empty() {
             marked
         } else {
-            let content = ["main", "article", "body"].iter().find_map(|css| html.select(&select(css)).next());
+            let content = ["main", "article", "body"]
+                .iter()
+                .find_map(|css| html.select(&select(css)).next());
             vec![*content.unwrap_or_else(|| html.root_element())]
         }
     };
     let mut walker = Walker {
+        source,
         starts: &starts,
-        block_start: None,
+        block_map: Vec::new(),
         last_start: 0,
         sections: vec![Section::default()],
         headings: Vec::new(),
@@ -72,7 +108,11 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> Result<S
         walker.walk(root);
         walker.flush();
     }
-    let page_title = html.select(&select("title")).next().map(|t| collapse(&t.text().collect::<String>())).filter(|t| !t.is_empty());
+    let page_title = html
+        .select(&select("title"))
+        .next()
+        .map(|t| collapse(&t.text().collect::<String>()))
+        .filter(|t| !t.is_empty());
     let title = metadata
         .get("title")
         .and_then(Value::as_str)
@@ -88,9 +128,18 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> Result<S
             doc_type: DocType::Html,
             title,
             url: file_url(file, options),
-            created: dates::from_fields(Some(&meta), &["article:published_time", "date", "created"]),
-            updated: dates::from_fields(Some(&meta), &["article:modified_time", "last-modified", "updated"]),
-            metadata: meta.as_object().filter(|m| !m.is_empty()).map(|_| meta.to_string()),
+            created: dates::from_fields(
+                Some(&meta),
+                &["article:published_time", "date", "created"],
+            ),
+            updated: dates::from_fields(
+                Some(&meta),
+                &["article:modified_time", "last-modified", "updated"],
+            ),
+            metadata: meta
+                .as_object()
+                .filter(|m| !m.is_empty())
+                .map(|_| meta.to_string()),
         },
         chunks,
         links: walker.links,
@@ -102,16 +151,27 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> Result<S
 /// `<meta charset="…">` or `<meta http-equiv="Content-Type" content="…; charset=…">`.
 pub fn declared_encoding(bytes: &[u8]) -> Option<&'static Encoding> {
     let head = bytes[..bytes.len().min(1024)].to_ascii_lowercase();
-    let find = |haystack: &[u8], needle: &[u8]| haystack.windows(needle.len()).position(|w| w == needle);
+    let find =
+        |haystack: &[u8], needle: &[u8]| haystack.windows(needle.len()).position(|w| w == needle);
     let mut rest = &head[..];
     while let Some(at) = find(rest, b"<meta") {
         rest = &rest[at + 5..];
         let tag = &rest[..rest.iter().position(|&b| b == b'>').unwrap_or(rest.len())];
-        let Some(at) = find(tag, b"charset") else { continue };
-        let Some(value) = tag[at + 7..].trim_ascii_start().strip_prefix(b"=") else { continue };
+        let Some(at) = find(tag, b"charset") else {
+            continue;
+        };
+        let Some(value) = tag[at + 7..].trim_ascii_start().strip_prefix(b"=") else {
+            continue;
+        };
         let value = value.trim_ascii_start();
-        let value = value.strip_prefix(b"\"").or(value.strip_prefix(b"'")).unwrap_or(value);
-        let end = value.iter().position(|&b| b"\"';/>".contains(&b) || b.is_ascii_whitespace()).unwrap_or(value.len());
+        let value = value
+            .strip_prefix(b"\"")
+            .or(value.strip_prefix(b"'"))
+            .unwrap_or(value);
+        let end = value
+            .iter()
+            .position(|&b| b"\"';/>".contains(&b) || b.is_ascii_whitespace())
+            .unwrap_or(value.len());
         // A page that says UTF-16 is read as UTF-8 (it was decoded to reach the tag).
         if let Some(encoding) = Encoding::for_label(&value[..end]) {
             return Some(encoding.output_encoding());
@@ -137,7 +197,10 @@ fn parse(source: &str) -> Result<(Html, HashMap<NodeId, usize>), String> {
         elements: Cell::new(0),
     };
     let most_elements = source.len() / 2 + 10_000;
-    let tokenizer = Tokenizer::new(TreeBuilder::new(sink, Default::default()), Default::default());
+    let tokenizer = Tokenizer::new(
+        TreeBuilder::new(sink, Default::default()),
+        Default::default(),
+    );
     let mut start = 0;
     while start < source.len() {
         let mut end = (start + 8192).min(source.len());
@@ -183,24 +246,41 @@ struct Sink<'a> {
 impl Sink<'_> {
     /// Notes where `piece`, just added to `node`, begins, if it is the node's first non-blank text.
     fn note(&self, node: Option<NodeId>, piece: &str) {
-        let (Some(node), Some(lead)) = (node, piece.find(|c: char| !c.is_whitespace())) else { return };
+        let (Some(node), Some(lead)) = (node, piece.find(|c: char| !c.is_whitespace())) else {
+            return;
+        };
         let mut starts = self.starts.borrow_mut();
-        let Entry::Vacant(entry) = starts.entry(node) else { return };
+        let Entry::Vacant(entry) = starts.entry(node) else {
+            return;
+        };
         let left = self.input.clone();
-        let end = self.fed.get() - std::iter::from_fn(|| left.pop_front()).map(|b| b.len()).sum::<usize>();
+        let end = self.fed.get()
+            - std::iter::from_fn(|| left.pop_front())
+                .map(|b| b.len())
+                .sum::<usize>();
         // The piece as written, else a character reference (`&ldquo;`, `&#122;`) ending there,
         // else the piece a character or so before (the tokenizer read on to decide), else text
         // the parser moved (out of a table), placed by its length.
         let near = floor_char_boundary(self.source, end.saturating_sub(piece.len() + 8));
-        let reference = self.source[near..end].rfind('&').filter(|&at| is_reference(&self.source[near + at + 1..end]));
+        let reference = self.source[near..end]
+            .rfind('&')
+            .filter(|&at| is_reference(&self.source[near + at + 1..end]));
         // The tokenizer may have read past the piece (several text tokens from one read): the
         // piece as written is then its first occurrence after the last text node's start that
-        // begins where text can, after a tag (`>`) or at the very beginning. (A piece with `<`
-        // or `&` came from a character reference, placed below.)
+        // begins where text can, after a tag (`>`) or at the very beginning, maybe after blanks
+        // the parser dropped. (A piece with `<` or `&` came from a character reference, placed
+        // below.)
         let from = self.cursor.get().min(end);
+        let after_tag = |at: usize| {
+            let before = self.source[..at].trim_end();
+            before.is_empty() || before.ends_with('>')
+        };
         let written = (!piece.contains(['<', '&']))
             .then(|| {
-                self.source[from..end].match_indices(piece).map(|(at, _)| from + at).find(|&at| at == 0 || self.source[..at].ends_with('>'))
+                self.source[from..end]
+                    .match_indices(piece)
+                    .map(|(at, _)| from + at)
+                    .find(|&at| after_tag(at))
             })
             .flatten();
         let start = if let Some(at) = written {
@@ -211,12 +291,20 @@ impl Sink<'_> {
             near + at
         } else if let Some(at) = self.source[near..end].rfind(piece) {
             near + at + lead
+        } else if let Some(at) = self.source[from..end].find(piece) {
+            from + at + lead
         } else {
             floor_char_boundary(self.source, end.saturating_sub(piece.len()))
         };
         entry.insert(start);
         // The next text node begins after this one's first character.
-        self.cursor.set(start + self.source[start..].chars().next().map_or(0, char::len_utf8));
+        self.cursor.set(
+            start
+                + self.source[start..]
+                    .chars()
+                    .next()
+                    .map_or(0, char::len_utf8),
+        );
     }
 
     fn text_node(&self, node: Option<NodeRef<Node>>) -> Option<NodeId> {
@@ -273,7 +361,14 @@ impl TreeSink for Sink<'_> {
         let text = text_of(&child);
         self.tree.append(parent, child);
         if let Some(piece) = text {
-            let node = self.text_node(self.tree.0.borrow().tree.get(*parent).and_then(|p| p.last_child()));
+            let node = self.text_node(
+                self.tree
+                    .0
+                    .borrow()
+                    .tree
+                    .get(*parent)
+                    .and_then(|p| p.last_child()),
+            );
             self.note(node, &piece);
         }
     }
@@ -282,12 +377,30 @@ impl TreeSink for Sink<'_> {
         let text = text_of(&child);
         self.tree.append_before_sibling(sibling, child);
         if let Some(piece) = text {
-            let node = self.text_node(self.tree.0.borrow().tree.get(*sibling).and_then(|s| s.prev_sibling()));
+            let node = self.text_node(
+                self.tree
+                    .0
+                    .borrow()
+                    .tree
+                    .get(*sibling)
+                    .and_then(|s| s.prev_sibling()),
+            );
             self.note(node, &piece);
         }
     }
-    fn append_based_on_parent_node(&self, element: &NodeId, prev_element: &NodeId, child: NodeOrText<NodeId>) {
-        let has_parent = self.tree.0.borrow().tree.get(*element).is_some_and(|e| e.parent().is_some());
+    fn append_based_on_parent_node(
+        &self,
+        element: &NodeId,
+        prev_element: &NodeId,
+        child: NodeOrText<NodeId>,
+    ) {
+        let has_parent = self
+            .tree
+            .0
+            .borrow()
+            .tree
+            .get(*element)
+            .is_some_and(|e| e.parent().is_some());
         if has_parent {
             self.append_before_sibling(element, child)
         } else {
@@ -313,8 +426,14 @@ impl TreeSink for Sink<'_> {
     fn create_pi(&self, target: StrTendril, data: StrTendril) -> NodeId {
         self.tree.create_pi(target, data)
     }
-    fn append_doctype_to_document(&self, name: StrTendril, public_id: StrTendril, system_id: StrTendril) {
-        self.tree.append_doctype_to_document(name, public_id, system_id)
+    fn append_doctype_to_document(
+        &self,
+        name: StrTendril,
+        public_id: StrTendril,
+        system_id: StrTendril,
+    ) {
+        self.tree
+            .append_doctype_to_document(name, public_id, system_id)
     }
     fn get_template_contents(&self, target: &NodeId) -> NodeId {
         self.tree.get_template_contents(target)
@@ -340,9 +459,15 @@ impl TreeSink for Sink<'_> {
 fn metadata(html: &Html) -> Map<String, Value> {
     let mut metadata = Map::new();
     for meta in html.select(&Selector::parse("meta[content]").expect("a valid selector")) {
-        let key = meta.attr("name").or(meta.attr("property")).unwrap_or_default();
+        let key = meta
+            .attr("name")
+            .or(meta.attr("property"))
+            .unwrap_or_default();
         if !key.is_empty() {
-            metadata.insert(key.to_string(), Value::String(meta.attr("content").unwrap_or_default().to_string()));
+            metadata.insert(
+                key.to_string(),
+                Value::String(meta.attr("content").unwrap_or_default().to_string()),
+            );
         }
     }
     let mut insert = |key: &str, value: String| {
@@ -355,7 +480,10 @@ fn metadata(html: &Html) -> Map<String, Value> {
         match edge {
             Edge::Open(node) => match node.value() {
                 Node::Text(text) => texts.push(text),
-                Node::Element(element) => match element.attr("data-cairn-meta").map(|spec| spec.split_once(':').ok_or(spec)) {
+                Node::Element(element) => match element
+                    .attr("data-cairn-meta")
+                    .map(|spec| spec.split_once(':').ok_or(spec))
+                {
                     Some(Ok((key, value))) => insert(key.trim(), value.trim().to_string()),
                     Some(Err(key)) => texts.open(node.id(), key.trim().to_string()),
                     None => {}
@@ -378,7 +506,13 @@ fn outermost_marked(html: &Html) -> Vec<NodeRef<'_, Node>> {
     let mut inside = None;
     for edge in html.tree.root().traverse() {
         match edge {
-            Edge::Open(node) if inside.is_none() && node.value().as_element().is_some_and(|e| e.attr("data-cairn-body").is_some()) => {
+            Edge::Open(node)
+                if inside.is_none()
+                    && node
+                        .value()
+                        .as_element()
+                        .is_some_and(|e| e.attr("data-cairn-body").is_some()) =>
+            {
                 inside = Some(node.id());
                 found.push(node);
             }
@@ -399,7 +533,10 @@ struct Captures<T> {
 
 impl<T> Default for Captures<T> {
     fn default() -> Self {
-        Captures { text: String::new(), open: Vec::new() }
+        Captures {
+            text: String::new(),
+            open: Vec::new(),
+        }
     }
 }
 
@@ -434,15 +571,21 @@ enum Inside {
     /// Left out.
     Ignored,
     /// A heading: its text and anchor are gathered.
-    Heading { level: u8, text: String, anchor: Option<String> },
+    Heading {
+        level: u8,
+        text: String,
+        anchor: Option<String>,
+    },
 }
 
 struct Walker<'a> {
+    source: &'a str,
     /// Where each text node's first non-blank character stands in the source.
     starts: &'a HashMap<NodeId, usize>,
-    /// The source offset of the block being gathered, once it has text, and of the last block.
-    block_start: Option<usize>,
-    last_start: usize,
+    /// Where each text node of the block being gathered starts, in the block and in the source
+    /// (both increasing), and where the last block started.
+    block_map: Vec<(usize, u64)>,
+    last_start: u64,
     sections: Vec<Section>,
     headings: Vec<(u8, String)>,
     block: String,
@@ -473,7 +616,9 @@ impl Walker<'_> {
             if let Inside::Heading { text, anchor, .. } = inside {
                 match node.value() {
                     Node::Text(t) => text.push_str(t),
-                    Node::Element(e) if anchor.is_none() => *anchor = e.attr("id").map(str::to_string),
+                    Node::Element(e) if anchor.is_none() => {
+                        *anchor = e.attr("id").map(str::to_string)
+                    }
                     _ => {}
                 }
             }
@@ -488,12 +633,22 @@ impl Walker<'_> {
                 } else if let Some(level) = heading_level(name) {
                     self.flush();
                     let anchor = element.attr("id").map(str::to_string);
-                    self.inside = Some((node.id(), Inside::Heading { level, text: String::new(), anchor }));
+                    self.inside = Some((
+                        node.id(),
+                        Inside::Heading {
+                            level,
+                            text: String::new(),
+                            anchor,
+                        },
+                    ));
                 } else if name == "br" {
                     self.block.push('\n');
                 } else {
                     if let Some(href) = element.attr("href").filter(|_| name == "a") {
-                        self.links.push(RawLink { target: href.to_string(), text: String::new() });
+                        self.links.push(RawLink {
+                            target: href.to_string(),
+                            text: String::new(),
+                        });
                         self.link_text.open(node.id(), self.links.len() - 1);
                     }
                     if BLOCKS.contains(&name) {
@@ -511,13 +666,23 @@ impl Walker<'_> {
     fn close(&mut self, node: NodeRef<Node>) {
         if let Some((id, _)) = &self.inside {
             if *id == node.id() {
-                if let Some((_, Inside::Heading { level, text, anchor })) = self.inside.take() {
+                if let Some((
+                    _,
+                    Inside::Heading {
+                        level,
+                        text,
+                        anchor,
+                    },
+                )) = self.inside.take()
+                {
                     self.heading(level, &text, anchor);
                 }
             }
             return;
         }
-        let Node::Element(element) = node.value() else { return };
+        let Node::Element(element) = node.value() else {
+            return;
+        };
         let name = element.name();
         if name == "pre" {
             self.pre = self.pre.saturating_sub(1);
@@ -540,19 +705,22 @@ impl Walker<'_> {
         }
         self.headings.retain(|(l, _)| *l < level);
         self.headings.push((level, text));
-        self.sections.push(Section { heading_path: self.headings.iter().map(|(_, t)| t.clone()).collect(), anchor, blocks: Vec::new() });
+        self.sections.push(Section {
+            heading_path: self.headings.iter().map(|(_, t)| t.clone()).collect(),
+            anchor,
+            blocks: Vec::new(),
+        });
     }
 
     fn push_text(&mut self, text: &str, node: NodeId) {
         self.link_text.push(text);
-        if self.block_start.is_none() && text.contains(|c: char| !c.is_whitespace()) {
-            self.block_start = self.starts.get(&node).copied();
-        }
+        let lead = text.len() - text.trim_start().len();
         if self.pre > 0 {
+            self.note_start(self.block.len() + lead, node);
             self.block.push_str(text);
             return;
         }
-        let starts_with_space = text.starts_with(char::is_whitespace);
+        let starts_with_space = lead > 0;
         let collapsed = collapse(text);
         if collapsed.is_empty() {
             if !self.block.is_empty() && !self.block.ends_with(' ') {
@@ -563,23 +731,79 @@ impl Walker<'_> {
         if starts_with_space && !self.block.is_empty() && !self.block.ends_with([' ', '\n']) {
             self.block.push(' ');
         }
+        self.note_words(self.block.len(), text, node);
         self.block.push_str(&collapsed);
         if text.ends_with(char::is_whitespace) {
             self.block.push(' ');
         }
     }
 
-    /// Ends the current block, at the source offset of its first text.
+    /// Maps offset `at` of the block to where text node `node` starts in the source, unless the
+    /// parser moved that text back (out of a table): the map only goes forward.
+    fn note_start(&mut self, at: usize, node: NodeId) {
+        if let Some(&start) = self.starts.get(&node) {
+            self.map(at, start as u64);
+        }
+    }
+
+    /// Maps node `node`'s `text`, folded to one space between words from offset `at` of the
+    /// block: word by word when the source has the text as written (no references), else by
+    /// its start.
+    fn note_words(&mut self, at: usize, text: &str, node: NodeId) {
+        let Some(&start) = self.starts.get(&node) else {
+            return;
+        };
+        let text = text.trim_start();
+        if self.source.get(start..start + text.len()) != Some(text) {
+            return self.map(at, start as u64);
+        }
+        let mut folded = at;
+        for word in text.split_whitespace() {
+            let offset = word.as_ptr() as usize - text.as_ptr() as usize;
+            self.map(folded, (start + offset) as u64);
+            folded += word.len() + 1;
+        }
+    }
+
+    fn map(&mut self, at: usize, start: u64) {
+        if self
+            .block_map
+            .last()
+            .is_none_or(|&(t, s)| t < at && s < start)
+        {
+            self.block_map.push((at, start));
+        }
+    }
+
+    /// Ends the current block, its text mapped to the source through its text nodes' starts.
     fn flush(&mut self) {
         let text = std::mem::take(&mut self.block);
-        let start = self.block_start.take();
+        let mut map = std::mem::take(&mut self.block_map);
+        let lead = text.len() - text.trim_start().len();
         let text = text.trim().trim_end_matches('|').trim().to_string();
         if text.is_empty() {
             return;
         }
-        self.last_start = start.unwrap_or(self.last_start);
-        let block = Block::verbatim(text, self.last_start as u64);
-        self.sections.last_mut().expect("a section").blocks.push(block);
+        for (at, _) in &mut map {
+            *at = at.saturating_sub(lead);
+        }
+        // Text before the first noted start came just before it (or, with none, after the last block).
+        if map.first().is_none_or(|&(at, _)| at > 0) {
+            let start = map
+                .first()
+                .map_or(self.last_start, |&(at, s)| s.saturating_sub(at as u64));
+            map.insert(0, (0, start));
+        }
+        self.last_start = map[0].1;
+        let block = Block {
+            text,
+            source_map: map,
+        };
+        self.sections
+            .last_mut()
+            .expect("a section")
+            .blocks
+            .push(block);
     }
 }
 
@@ -607,8 +831,19 @@ mod tests {
     use std::path::PathBuf;
 
     fn page(html: &str) -> SourceDocument {
-        let file = InputFile { root: PathBuf::from("site"), path: PathBuf::from("site/guide/index.html") };
-        read(&file, html, &IngestOptions { chunk_limit: ChunkLimit::words(200), base_url: "/docs/".into() }).unwrap()
+        let file = InputFile {
+            root: PathBuf::from("site"),
+            path: PathBuf::from("site/guide/index.html"),
+        };
+        read(
+            &file,
+            html,
+            &IngestOptions {
+                chunk_limit: ChunkLimit::words(200),
+                base_url: "/docs/".into(),
+            },
+        )
+        .unwrap()
     }
 
     #[test]
@@ -621,15 +856,36 @@ mod tests {
         );
         assert_eq!(doc.document.title, "Guide — Site");
         assert_eq!(doc.document.url.as_deref(), Some("/docs/guide/"));
-        let texts: Vec<(&str, Vec<String>, Option<String>)> =
-            doc.chunks.iter().map(|c| (c.text.as_str(), c.heading_path.clone(), c.anchor.clone())).collect();
-        assert_eq!(texts[0], ("Intro text here.", vec!["Guide".to_string()], Some("top".into())));
+        let texts: Vec<(&str, Vec<String>, Option<String>)> = doc
+            .chunks
+            .iter()
+            .map(|c| (c.text.as_str(), c.heading_path.clone(), c.anchor.clone()))
+            .collect();
+        assert_eq!(
+            texts[0],
+            (
+                "Intro text here.",
+                vec!["Guide".to_string()],
+                Some("top".into())
+            )
+        );
         assert_eq!(texts[1].0, "Run the API tool.\n\nAda");
         assert_eq!(texts[1].2.as_deref(), Some("setup"));
-        assert!(!doc.chunks.iter().any(|c| c.text.contains("Ignore") || c.text.contains("Home") || c.text.contains("no")));
+        assert!(!doc.chunks.iter().any(|c| c.text.contains("Ignore")
+            || c.text.contains("Home")
+            || c.text.contains("no")));
         let meta: Value = serde_json::from_str(doc.document.metadata.as_deref().unwrap()).unwrap();
-        assert_eq!((meta["description"].as_str(), meta["author"].as_str()), (Some("How to"), Some("Ada")));
-        assert_eq!(doc.links, vec![RawLink { target: "../api/".into(), text: "API".into() }]);
+        assert_eq!(
+            (meta["description"].as_str(), meta["author"].as_str()),
+            (Some("How to"), Some("Ada"))
+        );
+        assert_eq!(
+            doc.links,
+            vec![RawLink {
+                target: "../api/".into(),
+                text: "API".into()
+            }]
+        );
     }
 
     #[test]
@@ -645,15 +901,27 @@ mod tests {
         let source = "<html><body>\n<p>&ldquo;Quoted&rdquo; words</p>\n<p>&amp; more</p>\n\n<p>plain text</p>\n<ul><li>&#122;ebra crossing</li></ul>\n<p>&nbsp;&nbsp;spaced out</p>\n<table><tr><td>&lt;cell&gt;</td></tr></table></body></html>\n";
         // Two words a chunk: one chunk a block.
         let doc = read(
-            &InputFile { root: PathBuf::from("site"), path: PathBuf::from("site/a.html") },
+            &InputFile {
+                root: PathBuf::from("site"),
+                path: PathBuf::from("site/a.html"),
+            },
             source,
-            &IngestOptions { chunk_limit: ChunkLimit::words(2), base_url: String::new() },
+            &IngestOptions {
+                chunk_limit: ChunkLimit::words(2),
+                base_url: String::new(),
+            },
         )
         .unwrap();
         let starts: Vec<(&str, u32, &str)> = doc
             .chunks
             .iter()
-            .map(|c| (c.text.as_str(), c.line_start, &source[c.source_offset as usize..][..6]))
+            .map(|c| {
+                (
+                    c.text.as_str(),
+                    c.line_start,
+                    &source[c.source_offset as usize..][..6],
+                )
+            })
             .collect();
         assert_eq!(
             starts,
@@ -677,16 +945,61 @@ mod tests {
         let texts: Vec<&str> = doc.chunks.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(texts, vec!["Outer link inner\n\nInner"]);
         let meta: Value = serde_json::from_str(doc.document.metadata.as_deref().unwrap()).unwrap();
-        assert_eq!((meta["author"].as_str(), meta["first"].as_str()), (Some("Ada Lovelace"), Some("Lovelace")));
+        assert_eq!(
+            (meta["author"].as_str(), meta["first"].as_str()),
+            (Some("Ada Lovelace"), Some("Lovelace"))
+        );
     }
 
     #[test]
     fn declared_encodings_are_found() {
         let label = |page: &str| declared_encoding(page.as_bytes()).map(|e| e.name());
-        assert_eq!(label(r#"<html><head><meta charset="iso-8859-1">"#), Some("windows-1252"));
+        assert_eq!(
+            label(r#"<html><head><meta charset="iso-8859-1">"#),
+            Some("windows-1252")
+        );
         assert_eq!(label("<META CHARSET=Shift_JIS>"), Some("Shift_JIS"));
-        assert_eq!(label(r#"<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">"#), Some("KOI8-R"));
+        assert_eq!(
+            label(r#"<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">"#),
+            Some("KOI8-R")
+        );
         assert_eq!(label(r#"<meta charset="utf-16le">"#), Some("UTF-8"));
-        assert_eq!(label(r#"<meta name="x" content="y"><p>charset=koi8-r</p>"#), None);
+        assert_eq!(
+            label(r#"<meta name="x" content="y"><p>charset=koi8-r</p>"#),
+            None
+        );
+    }
+
+    #[test]
+    fn text_after_dropped_blanks_and_folded_runs_keeps_exact_offsets() {
+        // Found by fuzzing: text with no tags after a newline the parser drops was placed at the
+        // end of the page, and offsets inside a block drifted by each whitespace run folded.
+        let source = "\n--\n# Heading {#custom}\n\nA paragraph with(*emphasis* and a [li]nk](other.md#x).\n\n## S22";
+        let doc = read(
+            &InputFile {
+                root: PathBuf::from("site"),
+                path: PathBuf::from("site/a.html"),
+            },
+            source,
+            &IngestOptions {
+                chunk_limit: ChunkLimit::words(1),
+                base_url: String::new(),
+            },
+        )
+        .unwrap();
+        assert!(doc.chunks.len() > 10);
+        for chunk in &doc.chunks {
+            let first = chunk.text.split_whitespace().next().unwrap();
+            assert!(
+                source[chunk.source_offset as usize..].starts_with(first),
+                "{:?} at {}",
+                chunk.text,
+                chunk.source_offset
+            );
+            assert_eq!(
+                chunk.line_start as usize,
+                source[..chunk.source_offset as usize].matches('\n').count() + 1
+            );
+        }
     }
 }

@@ -10,7 +10,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{dates, finish_chunks, title_only_chunk, IngestOptions, Ingested, InputFile, SourceDocument};
+use super::{
+    dates, finish_chunks, title_only_chunk, IngestOptions, Ingested, InputFile, SourceDocument,
+};
 use crate::chunk::{chunk_sections, Block, Section};
 use crate::error::Error;
 use crate::hit::DocType;
@@ -47,9 +49,14 @@ pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingeste
     for (i, line) in source.split(|&b| b == b'\n').enumerate() {
         let line_number = i as u32 + 1;
         let place = format!("{}:{line_number}", file.path.display());
-        let note = |message: String| Error::Ingest { path: place.clone(), message };
+        let note = |message: String| Error::Ingest {
+            path: place.clone(),
+            message,
+        };
         let Ok(line) = std::str::from_utf8(line.strip_suffix(b"\r").unwrap_or(line)) else {
-            out.skipped.push(note("not UTF-8 text (JSONL must be UTF-8; convert the file, e.g. with iconv)".into()));
+            out.skipped.push(note(
+                "not UTF-8 text (JSONL must be UTF-8; convert the file, e.g. with iconv)".into(),
+            ));
             continue;
         };
         if line.trim().is_empty() {
@@ -69,7 +76,9 @@ pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingeste
         let id = match record.underscore_id.or(record.id).and_then(as_text) {
             Some(id) if !id.is_empty() => id,
             _ => {
-                out.skipped.push(note("the record has no \"_id\" or \"id\" (a non-empty string, or a number)".into()));
+                out.skipped.push(note(
+                    "the record has no \"_id\" or \"id\" (a non-empty string, or a number)".into(),
+                ));
                 continue;
             }
         };
@@ -88,8 +97,15 @@ pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingeste
         let updated = date_field("updatedAt", record.updated_at, &mut warnings)
             .or_else(|| date_field("updated", record.updated, &mut warnings))
             .or_else(|| created.clone());
-        let sections = [Section { heading_path: Vec::new(), anchor: None, blocks: vec![Block::verbatim(text, 0)] }];
-        let mut chunks = finish_chunks(chunk_sections(&sections, &title, &options.chunk_limit), &|_| line_number);
+        let sections = [Section {
+            heading_path: Vec::new(),
+            anchor: None,
+            blocks: vec![Block::verbatim(text, 0)],
+        }];
+        let mut chunks = finish_chunks(
+            chunk_sections(&sections, &title, &options.chunk_limit),
+            &|_| line_number,
+        );
         if chunks.is_empty() && !title.trim().is_empty() {
             chunks.push(title_only_chunk(line_number));
         }
@@ -100,7 +116,10 @@ pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingeste
                 doc_type: DocType::Jsonl,
                 title,
                 url,
-                metadata: record.metadata.filter(|m| !m.is_null()).map(|m| m.to_string()),
+                metadata: record
+                    .metadata
+                    .filter(|m| !m.is_null())
+                    .map(|m| m.to_string()),
                 created,
                 updated,
             },
@@ -127,13 +146,19 @@ fn as_text(raw: &RawValue) -> Option<String> {
 fn text_field(name: &str, raw: Option<&RawValue>, warnings: &mut Vec<String>) -> Option<String> {
     let text = as_text(raw?);
     if text.is_none() {
-        warnings.push(format!("\"{name}\" is {}, not a string or a number; ignored", shown(raw?)));
+        warnings.push(format!(
+            "\"{name}\" is {}, not a string or a number; ignored",
+            shown(raw?)
+        ));
     }
     text
 }
 
 fn date_field(name: &str, raw: Option<&RawValue>, warnings: &mut Vec<String>) -> Option<Timestamp> {
-    let date = serde_json::from_str::<Value>(raw?.get()).ok().as_ref().and_then(dates::from_value);
+    let date = serde_json::from_str::<Value>(raw?.get())
+        .ok()
+        .as_ref()
+        .and_then(dates::from_value);
     if date.is_none() {
         warnings.push(format!(
             "\"{name}\" is {}, not a date (YYYY-MM-DD, RFC 3339, or Unix seconds within the years 1 to 9999); ignored",

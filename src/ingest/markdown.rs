@@ -15,13 +15,20 @@ use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{chunk_file, dates, file_stem, file_url, origin, IngestOptions, InputFile, RawLink, SourceDocument};
+use super::{
+    chunk_file, dates, file_stem, file_url, origin, IngestOptions, InputFile, RawLink,
+    SourceDocument,
+};
 use crate::chunk::{Block, Section};
 use crate::hit::DocType;
 use crate::index::Document;
 
 /// The document, and warnings about what in it was ignored.
-pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> (SourceDocument, Vec<String>) {
+pub fn read(
+    file: &InputFile,
+    source: &str,
+    options: &IngestOptions,
+) -> (SourceDocument, Vec<String>) {
     let parsed = parse(source);
     let title = parsed
         .front_matter
@@ -68,7 +75,10 @@ fn parse(source: &str) -> Parsed {
     let mut sections = vec![Section::default()];
     let mut headings: Vec<(HeadingLevel, String)> = Vec::new();
     let mut anchors = Anchors::default();
-    let mut block = Block { text: String::new(), source_map: Vec::new() };
+    let mut block = Block {
+        text: String::new(),
+        source_map: Vec::new(),
+    };
     let mut heading: Option<(HeadingLevel, Option<String>, String)> = None;
     let mut metadata: Option<String> = None;
     let mut front_matter = None;
@@ -79,10 +89,17 @@ fn parse(source: &str) -> Parsed {
 
     let flush = |block: &mut Block, sections: &mut Vec<Section>| {
         if !block.text.trim().is_empty() {
-            sections.last_mut().expect("a section").blocks.push(std::mem::replace(
-                block,
-                Block { text: String::new(), source_map: Vec::new() },
-            ));
+            sections
+                .last_mut()
+                .expect("a section")
+                .blocks
+                .push(std::mem::replace(
+                    block,
+                    Block {
+                        text: String::new(),
+                        source_map: Vec::new(),
+                    },
+                ));
         } else {
             block.text.clear();
             block.source_map.clear();
@@ -92,11 +109,17 @@ fn parse(source: &str) -> Parsed {
     for (event, range) in Parser::new_ext(source, options).into_offset_iter() {
         match event {
             Event::Start(Tag::MetadataBlock(_)) => metadata = Some(String::new()),
-            Event::End(TagEnd::MetadataBlock(_)) => match read_front_matter(&metadata.take().unwrap_or_default()) {
-                Ok(value) => front_matter = value,
-                Err(problem) => warnings.push(format!("{problem}; the front matter is ignored")),
-            },
-            Event::Text(text) if metadata.is_some() => metadata.as_mut().expect("in front matter").push_str(&text),
+            Event::End(TagEnd::MetadataBlock(_)) => {
+                match read_front_matter(&metadata.take().unwrap_or_default()) {
+                    Ok(value) => front_matter = value,
+                    Err(problem) => {
+                        warnings.push(format!("{problem}; the front matter is ignored"))
+                    }
+                }
+            }
+            Event::Text(text) if metadata.is_some() => {
+                metadata.as_mut().expect("in front matter").push_str(&text)
+            }
             Event::Start(Tag::Heading { level, id, .. }) => {
                 flush(&mut block, &mut sections);
                 heading = Some((level, id.map(|s| s.to_string()), String::new()));
@@ -117,10 +140,15 @@ fn parse(source: &str) -> Parsed {
                     });
                 }
             }
-            Event::Start(Tag::Link { dest_url, .. }) => link = Some((dest_url.to_string(), String::new())),
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                link = Some((dest_url.to_string(), String::new()))
+            }
             Event::End(TagEnd::Link) => {
                 if let Some((target, text)) = link.take() {
-                    links.push(RawLink { target, text: text.trim().to_string() });
+                    links.push(RawLink {
+                        target,
+                        text: text.trim().to_string(),
+                    });
                 }
             }
             Event::Text(text) | Event::Code(text) => {
@@ -137,18 +165,32 @@ fn parse(source: &str) -> Parsed {
                 if let Some((_, _, heading_text)) = heading.as_mut() {
                     heading_text.push(' ');
                 } else {
-                    block.text.push(if matches!(event, Event::HardBreak) { '\n' } else { ' ' });
+                    block.text.push(if matches!(event, Event::HardBreak) {
+                        '\n'
+                    } else {
+                        ' '
+                    });
                 }
             }
             Event::End(TagEnd::TableCell) => block.text.push_str(" | "),
             Event::End(
-                TagEnd::Paragraph | TagEnd::Item | TagEnd::CodeBlock | TagEnd::TableHead | TagEnd::TableRow,
+                TagEnd::Paragraph
+                | TagEnd::Item
+                | TagEnd::CodeBlock
+                | TagEnd::TableHead
+                | TagEnd::TableRow,
             ) => flush(&mut block, &mut sections),
             _ => {}
         }
     }
     flush(&mut block, &mut sections);
-    Parsed { sections, first_h1, front_matter, links, warnings }
+    Parsed {
+        sections,
+        first_h1,
+        front_matter,
+        links,
+        warnings,
+    }
 }
 
 const FRONT_MATTER_BYTES: usize = 64 * 1024;
@@ -160,10 +202,15 @@ const FRONT_MATTER_VALUES: usize = 100_000;
 /// read are counted as they are made (aliases can repeat one value exponentially often).
 fn read_front_matter(yaml: &str) -> Result<Option<Value>, String> {
     if yaml.len() > FRONT_MATTER_BYTES {
-        return Err(format!("the front matter is {} bytes, more than {FRONT_MATTER_BYTES}", yaml.len()));
+        return Err(format!(
+            "the front matter is {} bytes, more than {FRONT_MATTER_BYTES}",
+            yaml.len()
+        ));
     }
     if nesting_depth(yaml) > FRONT_MATTER_DEPTH {
-        return Err(format!("the front matter nests deeper than {FRONT_MATTER_DEPTH} levels"));
+        return Err(format!(
+            "the front matter nests deeper than {FRONT_MATTER_DEPTH} levels"
+        ));
     }
     let left = Cell::new(FRONT_MATTER_VALUES);
     match Bounded(&left).deserialize(serde_yaml::Deserializer::from_str(yaml)) {
@@ -186,7 +233,10 @@ fn nesting_depth(yaml: &str) -> usize {
             let mut column = line.len() - rest.len();
             columns.retain(|&c| c < column);
             columns.push(column);
-            while let Some(after) = rest.strip_prefix(['-', '?']).filter(|r| r.is_empty() || r.starts_with([' ', '\t'])) {
+            while let Some(after) = rest
+                .strip_prefix(['-', '?'])
+                .filter(|r| r.is_empty() || r.starts_with([' ', '\t']))
+            {
                 let item = after.trim_start();
                 column += rest.len() - item.len();
                 columns.push(column);
@@ -211,7 +261,11 @@ struct Bounded<'a>(&'a Cell<usize>);
 
 impl Bounded<'_> {
     fn take<E: serde::de::Error>(&self) -> Result<(), E> {
-        let left = self.0.get().checked_sub(1).ok_or_else(|| E::custom(format!("it expands to more than {FRONT_MATTER_VALUES} values")))?;
+        let left = self.0.get().checked_sub(1).ok_or_else(|| {
+            E::custom(format!(
+                "it expands to more than {FRONT_MATTER_VALUES} values"
+            ))
+        })?;
         self.0.set(left);
         Ok(())
     }
@@ -273,8 +327,13 @@ impl<'de> Visitor<'de> for Bounded<'_> {
 
 /// Appends an event's text to the block, noting where in the source it stands.
 fn append(block: &mut Block, text: &str, source: &str, range: Range<usize>) {
-    let within = source.get(range.clone()).and_then(|s| s.find(text)).unwrap_or(0);
-    block.source_map.push((block.text.len(), (range.start + within) as u64));
+    let within = source
+        .get(range.clone())
+        .and_then(|s| s.find(text))
+        .unwrap_or(0);
+    block
+        .source_map
+        .push((block.text.len(), (range.start + within) as u64));
     block.text.push_str(text);
 }
 
@@ -323,19 +382,39 @@ mod tests {
     #[test]
     fn sections_headings_anchors_and_front_matter() {
         let parsed = parse(DOC);
-        assert_eq!(parsed.front_matter.as_ref().unwrap()["tags"], serde_json::json!(["a", "b"]));
+        assert_eq!(
+            parsed.front_matter.as_ref().unwrap()["tags"],
+            serde_json::json!(["a", "b"])
+        );
         assert_eq!(parsed.first_h1.as_deref(), Some("Install"));
         let summary: Vec<(Vec<String>, Option<String>, Vec<String>)> = parsed
             .sections
             .iter()
-            .map(|s| (s.heading_path.clone(), s.anchor.clone(), s.blocks.iter().map(|b| b.text.clone()).collect()))
+            .map(|s| {
+                (
+                    s.heading_path.clone(),
+                    s.anchor.clone(),
+                    s.blocks.iter().map(|b| b.text.clone()).collect(),
+                )
+            })
             .collect();
         let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(summary[0], (vec![], None, strings(&["Intro text."])));
-        assert_eq!(summary[1], (strings(&["Install"]), Some("install".into()), strings(&["Run cargo build now."])));
+        assert_eq!(
+            summary[1],
+            (
+                strings(&["Install"]),
+                Some("install".into()),
+                strings(&["Run cargo build now."])
+            )
+        );
         assert_eq!(
             summary[2],
-            (strings(&["Install", "On Linux"]), Some("linux".into()), strings(&["first item", "second item"]))
+            (
+                strings(&["Install", "On Linux"]),
+                Some("linux".into()),
+                strings(&["first item", "second item"])
+            )
         );
         assert_eq!(summary[3].1.as_deref(), Some("install-1"));
     }
@@ -343,13 +422,20 @@ mod tests {
     #[test]
     fn heading_anchors_are_unique_as_on_github() {
         let parsed = parse("# A\n\n# A\n\n# A-1\n\n# A\n\n## B {#b}\n\n# B\n");
-        let anchors: Vec<&str> = parsed.sections[1..].iter().map(|s| s.anchor.as_deref().unwrap()).collect();
+        let anchors: Vec<&str> = parsed.sections[1..]
+            .iter()
+            .map(|s| s.anchor.as_deref().unwrap())
+            .collect();
         assert_eq!(anchors, vec!["a", "a-1", "a-1-1", "a-2", "b", "b-1"]);
     }
 
     #[test]
     fn hostile_front_matter_is_ignored_and_the_body_kept() {
-        let deep_flow = format!("---\ntitle: x\ntags: {}{}\n---\n\nBody text.\n", "[".repeat(30_000), "]".repeat(30_000));
+        let deep_flow = format!(
+            "---\ntitle: x\ntags: {}{}\n---\n\nBody text.\n",
+            "[".repeat(30_000),
+            "]".repeat(30_000)
+        );
         let mut deep_block = String::from("---\n");
         for level in 0..200 {
             deep_block.push_str(&format!("{}k{level}:\n", " ".repeat(level)));
@@ -357,13 +443,22 @@ mod tests {
         deep_block.push_str("---\n\nBody text.\n");
         let dashes = format!("---\nlist:\n{}x\n---\n\nBody text.\n", "- ".repeat(30_000));
         // (Padded, so that serde_yaml's own limit, a hundred replays per event, comes later.)
-        let mut bomb = format!("---\npad: [{}]\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n", vec!["1"; 2000].join(","));
+        let mut bomb = format!(
+            "---\npad: [{}]\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n",
+            vec!["1"; 2000].join(",")
+        );
         for i in 1..10 {
             let previous = format!("*a{}", i - 1);
-            bomb.push_str(&format!("a{i}: &a{i} [{}]\n", [previous.as_str(); 9].join(", ")));
+            bomb.push_str(&format!(
+                "a{i}: &a{i} [{}]\n",
+                [previous.as_str(); 9].join(", ")
+            ));
         }
         bomb.push_str("---\n\nBody text.\n");
-        let huge = format!("---\ntitle: x\npad: \"{}\"\n---\n\nBody text.\n", "p".repeat(70_000));
+        let huge = format!(
+            "---\ntitle: x\npad: \"{}\"\n---\n\nBody text.\n",
+            "p".repeat(70_000)
+        );
         let broken = "---\ntitle: [unclosed\n---\n\nBody text.\n".to_string();
         for (name, source, problem) in [
             ("deep flow", deep_flow, "nests deeper than 64"),
@@ -378,13 +473,20 @@ mod tests {
             println!("{name}: {:?}", started.elapsed());
             assert!(parsed.front_matter.is_none(), "{name}");
             assert_eq!(parsed.warnings.len(), 1, "{name}");
-            assert!(parsed.warnings[0].contains(problem), "{name}: {}", parsed.warnings[0]);
+            assert!(
+                parsed.warnings[0].contains(problem),
+                "{name}: {}",
+                parsed.warnings[0]
+            );
             assert_eq!(parsed.sections[0].blocks[0].text, "Body text.", "{name}");
         }
         // Aliases that stay small are fine, and so is ordinary nesting.
         let parsed = parse("---\nbase: &b {a: 1}\nuse: *b\nnested: {x: [1, [2, [3]]]}\nlist:\n  - - a\n    - b\n---\nText.\n");
         assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
-        assert_eq!(parsed.front_matter.unwrap()["use"], serde_json::json!({"a": 1}));
+        assert_eq!(
+            parsed.front_matter.unwrap()["use"],
+            serde_json::json!({"a": 1})
+        );
     }
 
     #[test]
@@ -393,14 +495,29 @@ mod tests {
         assert_eq!(nesting_depth("a:\n  b:\n    c: [1, {d: 2}]\n"), 5);
         assert_eq!(nesting_depth("- - - x\n"), 4);
         assert_eq!(nesting_depth("a: [[[\n]]]\nb: 1\n"), 4);
-        assert_eq!(nesting_depth("title: \"[[[\"\n"), 4, "quoted brackets count too (an overestimate)");
+        assert_eq!(
+            nesting_depth("title: \"[[[\"\n"),
+            4,
+            "quoted brackets count too (an overestimate)"
+        );
     }
 
     #[test]
     fn links_keep_their_targets_and_words() {
-        let parsed = parse("See [the *install* guide](guide/install.md#build) and [site](https://x.org).\n");
-        let links: Vec<(&str, &str)> = parsed.links.iter().map(|l| (l.target.as_str(), l.text.as_str())).collect();
-        assert_eq!(links, vec![("guide/install.md#build", "the install guide"), ("https://x.org", "site")]);
+        let parsed =
+            parse("See [the *install* guide](guide/install.md#build) and [site](https://x.org).\n");
+        let links: Vec<(&str, &str)> = parsed
+            .links
+            .iter()
+            .map(|l| (l.target.as_str(), l.text.as_str()))
+            .collect();
+        assert_eq!(
+            links,
+            vec![
+                ("guide/install.md#build", "the install guide"),
+                ("https://x.org", "site")
+            ]
+        );
     }
 
     #[test]

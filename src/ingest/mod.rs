@@ -66,7 +66,10 @@ impl InputFile {
     /// is not UTF-8 keeps its other bytes as `%XX`.
     pub fn relative(&self) -> String {
         let rel = self.path.strip_prefix(&self.root).unwrap_or(&self.path);
-        rel.components().map(|c| lossless(c.as_os_str())).collect::<Vec<_>>().join("/")
+        rel.components()
+            .map(|c| lossless(c.as_os_str()))
+            .collect::<Vec<_>>()
+            .join("/")
     }
 }
 
@@ -119,51 +122,87 @@ pub fn collect_files(inputs: &[PathBuf], exclude: &GlobSet) -> Result<Collected>
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for input in inputs {
-        let meta = std::fs::metadata(input)
-            .map_err(|e| Error::Ingest { path: input.display().to_string(), message: format!("cannot read it: {e}") })?;
+        let meta = std::fs::metadata(input).map_err(|e| Error::Ingest {
+            path: input.display().to_string(),
+            message: format!("cannot read it: {e}"),
+        })?;
         if meta.is_file() {
             // A file named by a relative path keeps that path as its id; an absolute one, its name.
-            let root = if input.is_relative() { PathBuf::new() } else { input.parent().map(Path::to_path_buf).unwrap_or_default() };
-            out.push(InputFile { root, path: input.clone() });
+            let root = if input.is_relative() {
+                PathBuf::new()
+            } else {
+                input.parent().map(Path::to_path_buf).unwrap_or_default()
+            };
+            out.push(InputFile {
+                root,
+                path: input.clone(),
+            });
             continue;
         }
         let mut files = Vec::new();
         for entry in walkdir::WalkDir::new(input).follow_links(true) {
             match entry {
-                Ok(entry) if entry.file_type().is_file() && has_supported_extension(entry.path()) => files.push(entry.into_path()),
+                Ok(entry)
+                    if entry.file_type().is_file() && has_supported_extension(entry.path()) =>
+                {
+                    files.push(entry.into_path())
+                }
                 Ok(_) => {}
                 Err(e) => {
                     let path = e.path().unwrap_or(input).to_path_buf();
                     // A broken link to, say, an image is none of our business.
                     if path.extension().is_none() || has_supported_extension(&path) {
-                        let file = InputFile { root: input.clone(), path };
+                        let file = InputFile {
+                            root: input.clone(),
+                            path,
+                        };
                         skipped.push((file, listing_problem(&e)));
                     }
                 }
             }
         }
         files.sort();
-        out.extend(files.into_iter().map(|path| InputFile { root: input.clone(), path }));
+        out.extend(files.into_iter().map(|path| InputFile {
+            root: input.clone(),
+            path,
+        }));
     }
-    let excluded = |file: &InputFile| exclude.is_match(file.relative()) || exclude.is_match(&file.path);
+    let excluded =
+        |file: &InputFile| exclude.is_match(file.relative()) || exclude.is_match(&file.path);
     out.retain(|file| !excluded(file));
     let skipped = skipped
         .into_iter()
         .filter(|(file, _)| !excluded(file))
-        .map(|(file, message)| Error::Ingest { path: file.path.display().to_string(), message })
+        .map(|(file, message)| Error::Ingest {
+            path: file.path.display().to_string(),
+            message,
+        })
         .collect();
-    Ok(Collected { files: out, skipped })
+    Ok(Collected {
+        files: out,
+        skipped,
+    })
 }
 
 /// Why walkdir could not list a path, in words.
 fn listing_problem(e: &walkdir::Error) -> String {
     if let Some(ancestor) = e.loop_ancestor() {
-        return format!("a symbolic link back to {}, a loop; not followed", ancestor.display());
+        return format!(
+            "a symbolic link back to {}, a loop; not followed",
+            ancestor.display()
+        );
     }
     let path = e.path().unwrap_or(Path::new(""));
     match std::fs::read_link(path) {
-        Ok(target) if std::fs::metadata(path).is_err() => format!("a symbolic link to {}, which does not exist", target.display()),
-        _ => format!("cannot read it: {}", e.io_error().map_or_else(|| e.to_string(), ToString::to_string)),
+        Ok(target) if std::fs::metadata(path).is_err() => format!(
+            "a symbolic link to {}, which does not exist",
+            target.display()
+        ),
+        _ => format!(
+            "cannot read it: {}",
+            e.io_error()
+                .map_or_else(|| e.to_string(), ToString::to_string)
+        ),
     }
 }
 
@@ -172,17 +211,25 @@ fn has_supported_extension(path: &Path) -> bool {
 }
 
 fn extension(path: &Path) -> Option<String> {
-    path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
 }
 
 /// Reads every file (in parallel, results in input order). `progress` is called once per file.
-pub fn ingest(files: &[InputFile], options: &IngestOptions, progress: impl Fn() + Sync) -> Ingested {
+pub fn ingest(
+    files: &[InputFile],
+    options: &IngestOptions,
+    progress: impl Fn() + Sync,
+) -> Ingested {
     let results: Vec<Ingested> = files
         .par_iter()
         .map(|file| {
             let result = ingest_file(file, options);
             progress();
-            result.unwrap_or_else(|e| Ingested { skipped: vec![e], ..Ingested::default() })
+            result.unwrap_or_else(|e| Ingested {
+                skipped: vec![e],
+                ..Ingested::default()
+            })
         })
         .collect();
     let mut ingested = Ingested::default();
@@ -204,7 +251,11 @@ pub fn ingest(files: &[InputFile], options: &IngestOptions, progress: impl Fn() 
                     };
                     ingested.skipped.push(Error::Ingest {
                         path: document.origin,
-                        message: format!("the id {:?} is already taken by {}; this one is skipped{hint}", first.key(), first.get()),
+                        message: format!(
+                            "the id {:?} is already taken by {}; this one is skipped{hint}",
+                            first.key(),
+                            first.get()
+                        ),
                     });
                 }
             }
@@ -218,9 +269,15 @@ pub fn ingest(files: &[InputFile], options: &IngestOptions, progress: impl Fn() 
 /// Reads one file: its documents, the records in it that had to be skipped, and warnings.
 pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<Ingested> {
     let path = file.path.display().to_string();
-    let fail = |message: String| Error::Ingest { path: path.clone(), message };
+    let fail = |message: String| Error::Ingest {
+        path: path.clone(),
+        message,
+    };
     let bytes = std::fs::read(&file.path).map_err(|e| fail(format!("cannot read it: {e}")))?;
-    let modified = std::fs::metadata(&file.path).and_then(|m| m.modified()).ok().map(dates::from_system_time);
+    let modified = std::fs::metadata(&file.path)
+        .and_then(|m| m.modified())
+        .ok()
+        .map(dates::from_system_time);
     let whole_file = |mut doc: SourceDocument, warnings: Vec<String>| {
         if doc.chunks.is_empty() && !doc.document.title.trim().is_empty() {
             doc.chunks.push(title_only_chunk(1));
@@ -228,10 +285,18 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<Ingested
         // A date the source states beats the file's time (a checkout rewrites that): updated
         // falls back to created, then to the modification time; created to updated.
         let d = &mut doc.document;
-        d.updated = d.updated.take().or_else(|| d.created.clone()).or_else(|| modified.clone());
+        d.updated = d
+            .updated
+            .take()
+            .or_else(|| d.created.clone())
+            .or_else(|| modified.clone());
         d.created = d.created.take().or_else(|| d.updated.clone());
         let warnings = warnings.into_iter().map(&fail).collect();
-        Ok(Ingested { documents: vec![doc], skipped: Vec::new(), warnings })
+        Ok(Ingested {
+            documents: vec![doc],
+            skipped: Vec::new(),
+            warnings,
+        })
     };
     let decoded = |html: bool| decode(&bytes, html).map_err(&fail);
     match extension(&file.path).as_deref() {
@@ -240,19 +305,28 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<Ingested
             whole_file(doc, warnings)
         }
         Some("txt") => whole_file(text::read(file, &decoded(false)?, options), Vec::new()),
-        Some("html" | "htm") => whole_file(html::read(file, &decoded(true)?, options).map_err(&fail)?, Vec::new()),
+        Some("html" | "htm") => whole_file(
+            html::read(file, &decoded(true)?, options).map_err(&fail)?,
+            Vec::new(),
+        ),
         Some("pdf") => whole_file(pdf::read(file, &bytes, options).map_err(&fail)?, Vec::new()),
         Some("jsonl") => {
             let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
             if let Some((encoding, _)) = Encoding::for_bom(bytes) {
-                return Err(fail(format!("JSONL must be UTF-8, and this file is {}; convert it (iconv -f {0} -t UTF-8)", encoding.name())));
+                return Err(fail(format!(
+                    "JSONL must be UTF-8, and this file is {}; convert it (iconv -f {0} -t UTF-8)",
+                    encoding.name()
+                )));
             }
             if looks_binary(bytes) {
                 return Err(fail(BINARY.into()));
             }
             Ok(jsonl::read(file, bytes, options))
         }
-        _ => Err(fail(format!("unsupported file type; cairn reads {}", EXTENSIONS.join(", ")))),
+        _ => Err(fail(format!(
+            "unsupported file type; cairn reads {}",
+            EXTENSIONS.join(", ")
+        ))),
     }
 }
 
@@ -269,7 +343,11 @@ fn decode(bytes: &[u8], html: bool) -> std::result::Result<String, String> {
         return Err(BINARY.into());
     }
     let (encoding, bom_length) = bom.unwrap_or_else(|| {
-        let declared = if html { html::declared_encoding(bytes) } else { None };
+        let declared = if html {
+            html::declared_encoding(bytes)
+        } else {
+            None
+        };
         let encoding = declared.unwrap_or_else(|| {
             if std::str::from_utf8(bytes).is_ok() {
                 UTF_8
@@ -281,14 +359,20 @@ fn decode(bytes: &[u8], html: bool) -> std::result::Result<String, String> {
         });
         (encoding, 0)
     });
-    Ok(encoding.decode_without_bom_handling(&bytes[bom_length..]).0.into_owned())
+    Ok(encoding
+        .decode_without_bom_handling(&bytes[bom_length..])
+        .0
+        .into_owned())
 }
 
 /// Whether the first 8 KiB hold a NUL byte, or more than one control character in ten (other
 /// than tab, line feed, form feed and carriage return): no text encoding makes those.
 fn looks_binary(bytes: &[u8]) -> bool {
     let head = &bytes[..bytes.len().min(8192)];
-    let controls = head.iter().filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0c | b'\r')) || b == 0x7f).count();
+    let controls = head
+        .iter()
+        .filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0c | b'\r')) || b == 0x7f)
+        .count();
     head.contains(&0) || controls * 10 > head.len()
 }
 
@@ -314,8 +398,14 @@ fn finish_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32) -> Vec<Chu
 
 /// Turns chunk drafts into chunks with line ranges, and page ranges when `page_starts` (the
 /// source offset where each page begins) is given.
-fn finish_paged_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32, page_starts: Option<&[u64]>) -> Vec<Chunk> {
-    let page_of = |offset: u64| page_starts.map(|starts| starts.partition_point(|&s| s <= offset).max(1) as u32);
+fn finish_paged_chunks(
+    drafts: Vec<ChunkDraft>,
+    lines: &dyn Fn(u64) -> u32,
+    page_starts: Option<&[u64]>,
+) -> Vec<Chunk> {
+    let page_of = |offset: u64| {
+        page_starts.map(|starts| starts.partition_point(|&s| s <= offset).max(1) as u32)
+    };
     drafts
         .into_iter()
         .enumerate()
@@ -325,7 +415,8 @@ fn finish_paged_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32, page
             line_start: lines(d.source_start),
             line_end: lines(d.source_end.saturating_sub(1).max(d.source_start)),
             source_offset: d.source_start,
-            pages: page_of(d.source_start).zip(page_of(d.source_end.saturating_sub(1).max(d.source_start))),
+            pages: page_of(d.source_start)
+                .zip(page_of(d.source_end.saturating_sub(1).max(d.source_start))),
             heading_path: d.heading_path,
             anchor: d.anchor,
             text: d.text,
@@ -334,7 +425,12 @@ fn finish_paged_chunks(drafts: Vec<ChunkDraft>, lines: &dyn Fn(u64) -> u32, page
 }
 
 /// A file's chunks, with line numbers from its own text (and pages, for paged sources).
-fn chunk_file(sections: &[crate::chunk::Section], title: &str, source: &str, options: &IngestOptions) -> Vec<Chunk> {
+fn chunk_file(
+    sections: &[crate::chunk::Section],
+    title: &str,
+    source: &str,
+    options: &IngestOptions,
+) -> Vec<Chunk> {
     chunk_paged_file(sections, title, source, options, None)
 }
 
@@ -346,7 +442,22 @@ fn chunk_paged_file(
     page_starts: Option<&[u64]>,
 ) -> Vec<Chunk> {
     let lines = LineIndex::new(source);
-    finish_paged_chunks(chunk_sections(sections, title, &options.chunk_limit), &|o| lines.line_of(o), page_starts)
+    // A reader's map from text to source is exact for verbatim runs and close elsewhere (HTML
+    // folds whitespace and decodes references); wherever it lands, a chunk starts and ends on a
+    // character of its own source.
+    let inside = |offset: u64| {
+        let mut at = (offset as usize).min(source.len());
+        while !source.is_char_boundary(at) {
+            at -= 1;
+        }
+        at as u64
+    };
+    let mut drafts = chunk_sections(sections, title, &options.chunk_limit);
+    for draft in &mut drafts {
+        draft.source_start = inside(draft.source_start);
+        draft.source_end = inside(draft.source_end).max(draft.source_start);
+    }
+    finish_paged_chunks(drafts, &|o| lines.line_of(o), page_starts)
 }
 
 /// The file's URL: `--base-url` and its path under the input folder; a site's `index.html`

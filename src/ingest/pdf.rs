@@ -13,17 +13,24 @@ use std::rc::Rc;
 use std::sync::Once;
 
 use pdf_extract::{
-    content::Content, ConvertToFmt, Dictionary, Document, MediaBox, Object, ObjectId, OutputDev, OutputError, PlainTextOutput,
-    Transform,
+    content::Content, ConvertToFmt, Dictionary, Document, MediaBox, Object, ObjectId, OutputDev,
+    OutputError, PlainTextOutput, Transform,
 };
 
-use super::{chunk_paged_file, file_stem, file_url, origin, IngestOptions, InputFile, SourceDocument};
+use super::{
+    chunk_paged_file, file_stem, file_url, origin, IngestOptions, InputFile, SourceDocument,
+};
 use crate::chunk::{Block, Section};
 use crate::hit::DocType;
 use crate::index::Document as IndexDocument;
 
-pub fn read(file: &InputFile, bytes: &[u8], options: &IngestOptions) -> Result<SourceDocument, String> {
-    let pages = quietly(|| pages(bytes)).map_err(|panic| format!("the PDF is damaged (its text could not be read: {panic})"))??;
+pub fn read(
+    file: &InputFile,
+    bytes: &[u8],
+    options: &IngestOptions,
+) -> Result<SourceDocument, String> {
+    let pages = quietly(|| pages(bytes))
+        .map_err(|panic| format!("the PDF is damaged (its text could not be read: {panic})"))??;
     let mut text = String::new();
     let mut page_starts = Vec::with_capacity(pages.len());
     for page in &pages {
@@ -44,7 +51,11 @@ pub fn read(file: &InputFile, bytes: &[u8], options: &IngestOptions) -> Result<S
         }
         offset += paragraph.len() + 2;
     }
-    let sections = [Section { heading_path: Vec::new(), anchor: None, blocks }];
+    let sections = [Section {
+        heading_path: Vec::new(),
+        anchor: None,
+        blocks,
+    }];
     let title = file_stem(file);
     let chunks = chunk_paged_file(&sections, &title, &text, options, Some(&page_starts));
     Ok(SourceDocument {
@@ -67,15 +78,26 @@ pub fn read(file: &InputFile, bytes: &[u8], options: &IngestOptions) -> Result<S
 fn pages(bytes: &[u8]) -> Result<Vec<String>, String> {
     let mut doc = Document::load_mem(bytes).map_err(|e| format!("cannot read the PDF: {e}"))?;
     if doc.is_encrypted() {
-        doc.decrypt("").map_err(|e| format!("the PDF is encrypted ({e}); cairn reads PDFs that open without a password"))?;
+        doc.decrypt("").map_err(|e| {
+            format!("the PDF is encrypted ({e}); cairn reads PDFs that open without a password")
+        })?;
     }
     check_nesting(&doc)?;
     let text = Shared::default();
-    let mut pages = Pages { inner: PlainTextOutput::new(text.clone()), text, starts: Vec::new() };
+    let mut pages = Pages {
+        inner: PlainTextOutput::new(text.clone()),
+        text,
+        starts: Vec::new(),
+    };
     pdf_extract::output_doc(&doc, &mut pages).map_err(|e| format!("cannot read the PDF: {e}"))?;
     let text = pages.text.0.borrow();
     let ends = pages.starts.iter().skip(1).copied().chain([text.len()]);
-    Ok(pages.starts.iter().zip(ends).map(|(&start, end)| text[start..end].to_string()).collect())
+    Ok(pages
+        .starts
+        .iter()
+        .zip(ends)
+        .map(|(&start, end)| text[start..end].to_string())
+        .collect())
 }
 
 const MAX_DEPTH: usize = 64;
@@ -97,27 +119,47 @@ fn check_nesting(doc: &Document) -> Result<(), String> {
                 return Err(damaged("its page tree loops"));
             }
             resources = resources.or_else(|| dictionary(doc, dict, b"Resources"));
-            node = dict.get(b"Parent").and_then(Object::as_reference).and_then(|id| doc.get_dictionary(id)).ok();
+            node = dict
+                .get(b"Parent")
+                .and_then(Object::as_reference)
+                .and_then(|id| doc.get_dictionary(id))
+                .ok();
         }
         let Some(resources) = resources else { continue };
         let content = doc.get_page_content(page).unwrap_or_default();
-        let mut stack: Vec<(&Dictionary, Vec<Vec<u8>>, usize)> = vec![(resources, names_drawn(&content), 0)];
+        let mut stack: Vec<(&Dictionary, Vec<Vec<u8>>, usize)> =
+            vec![(resources, names_drawn(&content), 0)];
         while let Some((resources, names, depth)) = stack.pop() {
             for name in names {
-                let Some(form) = dictionary(doc, resources, b"XObject").and_then(|x| x.get(&name).and_then(Object::as_reference).ok())
+                let Some(form) = dictionary(doc, resources, b"XObject")
+                    .and_then(|x| x.get(&name).and_then(Object::as_reference).ok())
                 else {
                     continue;
                 };
-                let Ok(stream) = doc.get_object(form).and_then(Object::as_stream) else { continue };
-                budget = budget.checked_sub(1).ok_or_else(|| damaged("its forms draw each other too many times"))?;
+                let Ok(stream) = doc.get_object(form).and_then(Object::as_stream) else {
+                    continue;
+                };
+                budget = budget
+                    .checked_sub(1)
+                    .ok_or_else(|| damaged("its forms draw each other too many times"))?;
                 if depth == MAX_DEPTH {
                     return Err(damaged("its forms draw themselves"));
                 }
                 let inner = drawn
                     .entry(form)
-                    .or_insert_with(|| names_drawn(&stream.decompressed_content().unwrap_or_else(|_| stream.content.clone())))
+                    .or_insert_with(|| {
+                        names_drawn(
+                            &stream
+                                .decompressed_content()
+                                .unwrap_or_else(|_| stream.content.clone()),
+                        )
+                    })
                     .clone();
-                stack.push((dictionary(doc, &stream.dict, b"Resources").unwrap_or(resources), inner, depth + 1));
+                stack.push((
+                    dictionary(doc, &stream.dict, b"Resources").unwrap_or(resources),
+                    inner,
+                    depth + 1,
+                ));
             }
         }
     }
@@ -126,11 +168,18 @@ fn check_nesting(doc: &Document) -> Result<(), String> {
 
 /// The names of the XObjects a content stream draws.
 fn names_drawn(content: &[u8]) -> Vec<Vec<u8>> {
-    let operations = Content::decode(content).map(|c| c.operations).unwrap_or_default();
+    let operations = Content::decode(content)
+        .map(|c| c.operations)
+        .unwrap_or_default();
     operations
         .into_iter()
         .filter(|op| op.operator == "Do")
-        .filter_map(|op| op.operands.first().and_then(|name| name.as_name().ok()).map(<[u8]>::to_vec))
+        .filter_map(|op| {
+            op.operands
+                .first()
+                .and_then(|name| name.as_name().ok())
+                .map(<[u8]>::to_vec)
+        })
         .collect()
 }
 
@@ -164,15 +213,28 @@ impl ConvertToFmt for Shared {
 }
 
 impl OutputDev for Pages {
-    fn begin_page(&mut self, page: u32, media_box: &MediaBox, art_box: Option<(f64, f64, f64, f64)>) -> Result<(), OutputError> {
+    fn begin_page(
+        &mut self,
+        page: u32,
+        media_box: &MediaBox,
+        art_box: Option<(f64, f64, f64, f64)>,
+    ) -> Result<(), OutputError> {
         self.starts.push(self.text.0.borrow().len());
         self.inner.begin_page(page, media_box, art_box)
     }
     fn end_page(&mut self) -> Result<(), OutputError> {
         self.inner.end_page()
     }
-    fn output_character(&mut self, trm: &Transform, width: f64, spacing: f64, font_size: f64, char: &str) -> Result<(), OutputError> {
-        self.inner.output_character(trm, width, spacing, font_size, char)
+    fn output_character(
+        &mut self,
+        trm: &Transform,
+        width: f64,
+        spacing: f64,
+        font_size: f64,
+        char: &str,
+    ) -> Result<(), OutputError> {
+        self.inner
+            .output_character(trm, width, spacing, font_size, char)
     }
     fn begin_word(&mut self) -> Result<(), OutputError> {
         self.inner.begin_word()
@@ -206,7 +268,10 @@ fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     QUIET.set(was);
     result.map_err(|payload| {
-        let message = payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned());
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned());
         message.unwrap_or_else(|| "a panic".into())
     })
 }

@@ -22,7 +22,11 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
     if let Some(s) = start {
         blocks.push(Block::verbatim(source[s..].to_string(), s as u64));
     }
-    let sections = [Section { heading_path: Vec::new(), anchor: None, blocks }];
+    let sections = [Section {
+        heading_path: Vec::new(),
+        anchor: None,
+        blocks,
+    }];
     let title = file_stem(file);
     let chunks = chunk_file(&sections, &title, source, options);
     SourceDocument {

@@ -5,7 +5,10 @@
 
 use super::{build_hits, retrieve, QueryContext};
 use crate::error::Result;
-use crate::hit::{ContextCandidate, ContextOptions, ContextOrder, ContextResponse, RejectReason, SearchHit, SearchOptions};
+use crate::hit::{
+    ContextCandidate, ContextOptions, ContextOrder, ContextResponse, RejectReason, SearchHit,
+    SearchOptions,
+};
 use crate::index::Index;
 
 /// Tokens as characters / 4, rounded up: a budget unit that needs no tokenizer.
@@ -28,10 +31,23 @@ fn fragment(hit: &SearchHit) -> String {
     format!("[{head}]({source})\n{}", hit.text)
 }
 
-pub fn build_context(index: &Index, query: &str, context: QueryContext<'_>, options: &ContextOptions) -> Result<ContextResponse> {
-    let search = SearchOptions { highlight: false, related: false, ..options.search.clone() };
+pub fn build_context(
+    index: &Index,
+    query: &str,
+    context: QueryContext<'_>,
+    options: &ContextOptions,
+) -> Result<ContextResponse> {
+    let search = SearchOptions {
+        highlight: false,
+        related: false,
+        ..options.search.clone()
+    };
     let retrieved = retrieve(index, query, context, &search)?;
-    let chosen: Vec<_> = retrieved.candidates.iter().take(search.limit as usize).collect();
+    let chosen: Vec<_> = retrieved
+        .candidates
+        .iter()
+        .take(search.limit as usize)
+        .collect();
     let hits = build_hits(index, &retrieved, &chosen, context, &search)?;
 
     let mut used = 0u32;
@@ -42,7 +58,10 @@ pub fn build_context(index: &Index, query: &str, context: QueryContext<'_>, opti
         let tokens = estimate_tokens(&text);
         let reason = if options.min_score.is_some_and(|min| hit.score < min) {
             Some(RejectReason::BelowThreshold)
-        } else if admitted.iter().any(|&a| hits[a].text.trim() == hit.text.trim()) {
+        } else if admitted
+            .iter()
+            .any(|&a| hits[a].text.trim() == hit.text.trim())
+        {
             Some(RejectReason::Duplicate)
         } else if used + tokens + if admitted.is_empty() { 0 } else { 1 } > options.token_budget {
             Some(RejectReason::OverBudget)
@@ -70,10 +89,13 @@ pub fn build_context(index: &Index, query: &str, context: QueryContext<'_>, opti
     match options.order {
         ContextOrder::Score => {}
         ContextOrder::Document => admitted.sort_by(|&a, &b| {
-            (&hits[a].citation.doc_id, hits[a].citation.chunk_index).cmp(&(&hits[b].citation.doc_id, hits[b].citation.chunk_index))
+            (&hits[a].citation.doc_id, hits[a].citation.chunk_index)
+                .cmp(&(&hits[b].citation.doc_id, hits[b].citation.chunk_index))
         }),
         // Newest first; undated last; ties by score.
-        ContextOrder::Recency => admitted.sort_by(|&a, &b| hits[b].updated_at.cmp(&hits[a].updated_at).then(a.cmp(&b))),
+        ContextOrder::Recency => {
+            admitted.sort_by(|&a, &b| hits[b].updated_at.cmp(&hits[a].updated_at).then(a.cmp(&b)))
+        }
     }
     let mut prompt_parts = Vec::with_capacity(admitted.len());
     for (position, &i) in admitted.iter().enumerate() {
@@ -81,5 +103,11 @@ pub fn build_context(index: &Index, query: &str, context: QueryContext<'_>, opti
         prompt_parts.push(candidates[i].prompt_fragment.clone().unwrap_or_default());
     }
     let prompt = prompt_parts.join("\n\n");
-    Ok(ContextResponse { tokens: estimate_tokens(&prompt), prompt, order: options.order, score_kind: retrieved.score_kind, candidates })
+    Ok(ContextResponse {
+        tokens: estimate_tokens(&prompt),
+        prompt,
+        order: options.order,
+        score_kind: retrieved.score_kind,
+        candidates,
+    })
 }

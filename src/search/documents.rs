@@ -10,7 +10,10 @@ use crate::hit::{DocumentChunk, DocumentResult, DocumentSearchOptions, DocumentS
 use crate::index::Index;
 
 /// Documents in order of their best chunk; each with its matching chunks, best first.
-fn group(index: &Index, retrieved: &super::Retrieved) -> (Vec<u32>, BTreeMap<u32, Vec<(u32, f32)>>) {
+fn group(
+    index: &Index,
+    retrieved: &super::Retrieved,
+) -> (Vec<u32>, BTreeMap<u32, Vec<(u32, f32)>>) {
     let mut order: Vec<u32> = Vec::new();
     let mut matched: BTreeMap<u32, Vec<(u32, f32)>> = BTreeMap::new();
     for c in &retrieved.candidates {
@@ -35,14 +38,20 @@ pub fn search_documents(
     // The chunk pool is grown until it holds as many documents as a chunk search would have
     // chunks (`candidates`, at least `limit`), or every candidate there is: a long document's
     // chunks cannot crowd the others out of the grouping, `total` or the facets.
-    let wanted = options.search.candidates.unwrap_or(100).max(options.search.limit) as usize;
+    let wanted = options
+        .search
+        .candidates
+        .unwrap_or(100)
+        .max(options.search.limit) as usize;
     let mut search = options.search.clone();
     let mut pool = wanted;
     let (retrieved, order, matched) = loop {
         search.candidates = Some(pool.min(super::limits::CANDIDATES as usize) as u32);
         let retrieved = retrieve(index, query, context, &search)?;
         let (order, matched) = group(index, &retrieved);
-        let exhausted = retrieved.candidates.len() < pool || pool >= index.chunks.len() || pool >= super::limits::CANDIDATES as usize;
+        let exhausted = retrieved.candidates.len() < pool
+            || pool >= index.chunks.len()
+            || pool >= super::limits::CANDIDATES as usize;
         if order.len() >= wanted || exhausted {
             break (retrieved, order, matched);
         }
@@ -59,12 +68,19 @@ pub fn search_documents(
                 None => Vec::new(),
             };
             for v in values {
-                let key = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+                let key = v
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string());
                 *counts.entry(key).or_default() += 1;
             }
         }
     }
-    let highlight_terms: &[String] = if options.search.highlight { &retrieved.query_terms } else { &[] };
+    let highlight_terms: &[String] = if options.search.highlight {
+        &retrieved.query_terms
+    } else {
+        &[]
+    };
     let results = order
         .iter()
         .take(options.search.limit as usize)
@@ -83,11 +99,19 @@ pub fn search_documents(
                     highlights: super::highlight::highlights(&analyzer, &c.text, highlight_terms),
                 }
             };
-            let mut chunks: Vec<DocumentChunk> =
-                hits.iter().map(|&(id, score)| chunk(id, score, score >= options.chunk_threshold)).collect();
-            let all = index.first_chunk_of(doc).map_or(0..0, |first| index.document_chunks(first));
+            let mut chunks: Vec<DocumentChunk> = hits
+                .iter()
+                .map(|&(id, score)| chunk(id, score, score >= options.chunk_threshold))
+                .collect();
+            let all = index
+                .first_chunk_of(doc)
+                .map_or(0..0, |first| index.document_chunks(first));
             if !options.only_matching_chunks {
-                chunks.extend(all.clone().filter(|id| !hits.iter().any(|h| h.0 == *id)).map(|id| chunk(id, 0.0, false)));
+                chunks.extend(
+                    all.clone()
+                        .filter(|id| !hits.iter().any(|h| h.0 == *id))
+                        .map(|id| chunk(id, 0.0, false)),
+                );
             }
             DocumentResult {
                 doc_id: document.id.clone(),
@@ -101,7 +125,9 @@ pub fn search_documents(
                 created_at: document.created.as_ref().map(|t| t.iso.clone()),
                 updated_at: document.updated.as_ref().map(|t| t.iso.clone()),
                 content: options.include_full_docs.then(|| {
-                    all.map(|id| index.chunks[id as usize].text.as_str()).collect::<Vec<_>>().join("\n\n")
+                    all.map(|id| index.chunks[id as usize].text.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n\n")
                 }),
             }
         })

@@ -31,19 +31,33 @@ pub struct Expanded {
     pub expansions: Vec<Expansion>,
 }
 
-pub fn expand(index: &LexicalIndex, analyzer: &Analyzer, query: &str, options: &SearchOptions) -> Expanded {
+pub fn expand(
+    index: &LexicalIndex,
+    analyzer: &Analyzer,
+    query: &str,
+    options: &SearchOptions,
+) -> Expanded {
     let mut words = Vec::new();
     let mut expansions = Vec::new();
     let tokens = analyzer.tokens(query);
     let mut fuzzy_words = 0;
     for token in &tokens {
         let exact = index.term_id(&token.term);
-        let mut word = QueryWord { alternatives: exact.map(|t| vec![(t, 1.0)]).unwrap_or_default() };
+        let mut word = QueryWord {
+            alternatives: exact.map(|t| vec![(t, 1.0)]).unwrap_or_default(),
+        };
         if exact.is_none() && fuzzy_words < FUZZY_WORDS {
             fuzzy_words += 1;
             let folded = analyzer.fold(&query[token.start..token.end]);
             for (found, t, weight) in fuzzy(index, &folded, options) {
-                expansions.push(expansion(index, &folded, found, t, ExpansionKind::Fuzzy, weight));
+                expansions.push(expansion(
+                    index,
+                    &folded,
+                    found,
+                    t,
+                    ExpansionKind::Fuzzy,
+                    weight,
+                ));
                 word.alternatives.push((t, weight));
             }
         }
@@ -60,9 +74,13 @@ pub fn expand(index: &LexicalIndex, analyzer: &Analyzer, query: &str, options: &
                 // The typed word's own query word, if it has one, gains the completions.
                 let own = tokens.iter().position(|t| t.start == start).and_then(|i| {
                     let term = index.term_id(&tokens[i].term)?;
-                    words.iter().position(|w| w.alternatives.first().is_some_and(|a| a.0 == term))
+                    words
+                        .iter()
+                        .position(|w| w.alternatives.first().is_some_and(|a| a.0 == term))
                 });
-                let mut completions = QueryWord { alternatives: Vec::new() };
+                let mut completions = QueryWord {
+                    alternatives: Vec::new(),
+                };
                 let target = match own {
                     Some(i) => &mut words[i],
                     None => &mut completions,
@@ -71,7 +89,14 @@ pub fn expand(index: &LexicalIndex, analyzer: &Analyzer, query: &str, options: &
                     if target.alternatives.iter().any(|a| a.0 == t) {
                         continue;
                     }
-                    expansions.push(expansion(index, &folded, found, t, ExpansionKind::Prefix, weight));
+                    expansions.push(expansion(
+                        index,
+                        &folded,
+                        found,
+                        t,
+                        ExpansionKind::Prefix,
+                        weight,
+                    ));
                     target.alternatives.push((t, weight));
                 }
                 if !completions.alternatives.is_empty() {
@@ -91,8 +116,21 @@ fn typing(query: &str) -> Option<(usize, &str)> {
     (start + word.len() == query.len()).then_some((start, word))
 }
 
-fn expansion(index: &LexicalIndex, query: &str, word: String, term: u32, kind: ExpansionKind, weight: f32) -> Expansion {
-    Expansion { query: query.to_string(), word, term: index.term(term).to_string(), kind, weight }
+fn expansion(
+    index: &LexicalIndex,
+    query: &str,
+    word: String,
+    term: u32,
+    kind: ExpansionKind,
+    weight: f32,
+) -> Expansion {
+    Expansion {
+        query: query.to_string(),
+        word,
+        term: index.term(term).to_string(),
+        kind,
+        weight,
+    }
 }
 
 /// The indexed words `typed` begins (not itself), one per term, the most frequent terms first:
@@ -126,10 +164,16 @@ fn fuzzy(index: &LexicalIndex, word: &str, options: &SearchOptions) -> Vec<(Stri
     let set = index.word_set();
     let mut found: Vec<(String, u32, f32)> = Vec::new();
     for distance in 1..=max {
-        let Ok(automaton) = Levenshtein::new(word, distance) else { break };
+        let Ok(automaton) = Levenshtein::new(word, distance) else {
+            break;
+        };
         let mut stream = set.search(automaton).into_stream();
         while let Some((w, position)) = stream.next() {
-            found.push((String::from_utf8_lossy(w).into_owned(), index.term_of_word(position), if distance == 1 { 0.5 } else { 0.3 }));
+            found.push((
+                String::from_utf8_lossy(w).into_owned(),
+                index.term_of_word(position),
+                if distance == 1 { 0.5 } else { 0.3 },
+            ));
         }
         if !found.is_empty() {
             break;
@@ -140,7 +184,11 @@ fn fuzzy(index: &LexicalIndex, word: &str, options: &SearchOptions) -> Vec<(Stri
 
 /// One entry per term (its highest weight), at most `max`: the terms most chunks hold, ties by
 /// term.
-fn best_per_term(index: &LexicalIndex, mut found: Vec<(String, u32, f32)>, max: usize) -> Vec<(String, u32, f32)> {
+fn best_per_term(
+    index: &LexicalIndex,
+    mut found: Vec<(String, u32, f32)>,
+    max: usize,
+) -> Vec<(String, u32, f32)> {
     found.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
     found.dedup_by_key(|f| f.1);
     let frequency = |f: &(String, u32, f32)| index.chunk_frequency(f.1);

@@ -11,7 +11,12 @@ use crate::index::Index;
 enum Condition {
     /// Any of these values (equal, or present in an array field).
     AnyOf(Vec<Value>),
-    Range { gte: Option<Value>, gt: Option<Value>, lte: Option<Value>, lt: Option<Value> },
+    Range {
+        gte: Option<Value>,
+        gt: Option<Value>,
+        lte: Option<Value>,
+        lt: Option<Value>,
+    },
 }
 
 pub struct Filter {
@@ -21,14 +26,21 @@ pub struct Filter {
 impl Filter {
     pub fn parse(filter: &Value) -> Result<Self> {
         let bad = |m: String| Error::InvalidInput(format!("invalid filter: {m}"));
-        let object = filter.as_object().ok_or_else(|| bad("it must be an object of field: condition".into()))?;
+        let object = filter
+            .as_object()
+            .ok_or_else(|| bad("it must be an object of field: condition".into()))?;
         let mut fields = Vec::new();
         for (field, condition) in object {
             let condition = match condition {
                 Value::Array(values) => Condition::AnyOf(values.clone()),
                 Value::Object(range) => {
-                    if let Some(key) = range.keys().find(|k| !["gte", "gt", "lte", "lt"].contains(&k.as_str())) {
-                        return Err(bad(format!("{field}: unknown range bound {key:?} (use gte, gt, lte, lt)")));
+                    if let Some(key) = range
+                        .keys()
+                        .find(|k| !["gte", "gt", "lte", "lt"].contains(&k.as_str()))
+                    {
+                        return Err(bad(format!(
+                            "{field}: unknown range bound {key:?} (use gte, gt, lte, lt)"
+                        )));
                     }
                     Condition::Range {
                         gte: range.get("gte").cloned(),
@@ -46,8 +58,14 @@ impl Filter {
 
     /// A mask over the index's chunks: true where the chunk's document passes the filter.
     pub fn chunk_mask(&self, index: &Index) -> Vec<bool> {
-        let passes: Vec<bool> = (0..index.documents.len() as u32).map(|d| self.matches(index, d)).collect();
-        index.chunks.iter().map(|c| passes[c.doc as usize]).collect()
+        let passes: Vec<bool> = (0..index.documents.len() as u32)
+            .map(|d| self.matches(index, d))
+            .collect();
+        index
+            .chunks
+            .iter()
+            .map(|c| passes[c.doc as usize])
+            .collect()
     }
 
     pub fn matches(&self, index: &Index, doc: u32) -> bool {
@@ -55,17 +73,26 @@ impl Filter {
             let value = field_value(index, doc, field);
             match (condition, value) {
                 (_, None) => false,
-                (Condition::AnyOf(wanted), Some(value)) => wanted.iter().any(|w| equals_or_contains(&value, w)),
+                (Condition::AnyOf(wanted), Some(value)) => {
+                    wanted.iter().any(|w| equals_or_contains(&value, w))
+                }
                 (Condition::Range { gte, gt, lte, lt }, Some(value)) => {
                     let values = match &value {
                         Value::Array(items) => items.clone(),
                         v => vec![v.clone()],
                     };
                     values.iter().any(|v| {
-                        gte.as_ref().is_none_or(|b| compare(v, b).is_some_and(|o| o.is_ge()))
-                            && gt.as_ref().is_none_or(|b| compare(v, b).is_some_and(|o| o.is_gt()))
-                            && lte.as_ref().is_none_or(|b| compare(v, b).is_some_and(|o| o.is_le()))
-                            && lt.as_ref().is_none_or(|b| compare(v, b).is_some_and(|o| o.is_lt()))
+                        gte.as_ref()
+                            .is_none_or(|b| compare(v, b).is_some_and(|o| o.is_ge()))
+                            && gt
+                                .as_ref()
+                                .is_none_or(|b| compare(v, b).is_some_and(|o| o.is_gt()))
+                            && lte
+                                .as_ref()
+                                .is_none_or(|b| compare(v, b).is_some_and(|o| o.is_le()))
+                            && lt
+                                .as_ref()
+                                .is_none_or(|b| compare(v, b).is_some_and(|o| o.is_lt()))
                     })
                 }
             }
@@ -77,8 +104,14 @@ impl Filter {
 pub fn field_value(index: &Index, doc: u32, field: &str) -> Option<Value> {
     let document = &index.documents[doc as usize];
     match field {
-        "createdAt" => document.created.as_ref().map(|t| Value::String(t.iso.clone())),
-        "updatedAt" => document.updated.as_ref().map(|t| Value::String(t.iso.clone())),
+        "createdAt" => document
+            .created
+            .as_ref()
+            .map(|t| Value::String(t.iso.clone())),
+        "updatedAt" => document
+            .updated
+            .as_ref()
+            .map(|t| Value::String(t.iso.clone())),
         "docType" => serde_json::to_value(document.doc_type).ok(),
         _ => index.metadata(doc).and_then(|m| m.get(field)).cloned(),
     }

@@ -78,21 +78,32 @@ pub fn single(lexical: &[LexicalHit], semantic: &[ScoredChunk]) -> Vec<Candidate
 }
 
 /// Fuses the two lists (each best first) into one, best first.
-pub fn fuse(lexical: &[LexicalHit], semantic: &[ScoredChunk], options: &SearchOptions) -> Vec<Candidate> {
+pub fn fuse(
+    lexical: &[LexicalHit],
+    semantic: &[ScoredChunk],
+    options: &SearchOptions,
+) -> Vec<Candidate> {
     let mut by_chunk: HashMap<u32, Candidate> = HashMap::new();
     for (i, hit) in lexical.iter().enumerate() {
-        let candidate = by_chunk.entry(hit.chunk).or_insert_with(|| empty(hit.chunk));
+        let candidate = by_chunk
+            .entry(hit.chunk)
+            .or_insert_with(|| empty(hit.chunk));
         candidate.lexical = Some((i as u32 + 1, hit.score));
         candidate.lexical_document_score = hit.document_score;
     }
     for (i, hit) in semantic.iter().enumerate() {
-        by_chunk.entry(hit.chunk).or_insert_with(|| empty(hit.chunk)).semantic = Some((i as u32 + 1, hit.score));
+        by_chunk
+            .entry(hit.chunk)
+            .or_insert_with(|| empty(hit.chunk))
+            .semantic = Some((i as u32 + 1, hit.score));
     }
     let mut fused: Vec<Candidate> = by_chunk.into_values().collect();
     match options.fusion {
         Fusion::Rrf => {
             let k = options.rrf_k;
-            let part = |signal: Option<(u32, f32)>| signal.map_or(0.0, |(rank, _)| 1.0 / (k + rank as f32));
+            let part = |signal: Option<(u32, f32)>| {
+                signal.map_or(0.0, |(rank, _)| 1.0 / (k + rank as f32))
+            };
             for c in &mut fused {
                 c.contributions = (part(c.lexical), part(c.semantic));
                 c.score = c.contributions.0 + c.contributions.1;
@@ -104,7 +115,9 @@ pub fn fuse(lexical: &[LexicalHit], semantic: &[ScoredChunk], options: &SearchOp
             let w = options.semantic_weight;
             for c in &mut fused {
                 let lex = c.lexical.map_or(0.0, |(_, s)| normalize(s, lexical_range));
-                let sem = c.semantic.map_or(0.0, |(_, s)| normalize(s, semantic_range));
+                let sem = c
+                    .semantic
+                    .map_or(0.0, |(_, s)| normalize(s, semantic_range));
                 c.contributions = ((1.0 - w) * lex, w * sem);
                 c.score = c.contributions.0 + c.contributions.1;
             }
@@ -119,7 +132,9 @@ fn empty(chunk: u32) -> Candidate {
 }
 
 fn range(scores: impl Iterator<Item = f32>) -> (f32, f32) {
-    scores.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), s| (lo.min(s), hi.max(s)))
+    scores.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), s| {
+        (lo.min(s), hi.max(s))
+    })
 }
 
 fn normalize(score: f32, (lo, hi): (f32, f32)) -> f32 {
@@ -135,28 +150,56 @@ mod tests {
     use super::*;
 
     fn list(chunks: &[u32]) -> Vec<ScoredChunk> {
-        chunks.iter().enumerate().map(|(i, &chunk)| ScoredChunk { chunk, score: 10.0 - i as f32 }).collect()
+        chunks
+            .iter()
+            .enumerate()
+            .map(|(i, &chunk)| ScoredChunk {
+                chunk,
+                score: 10.0 - i as f32,
+            })
+            .collect()
     }
 
     fn lexical(chunks: &[u32]) -> Vec<LexicalHit> {
-        list(chunks).into_iter().map(|h| LexicalHit { chunk: h.chunk, score: h.score, document_score: 0.0 }).collect()
+        list(chunks)
+            .into_iter()
+            .map(|h| LexicalHit {
+                chunk: h.chunk,
+                score: h.score,
+                document_score: 0.0,
+            })
+            .collect()
     }
 
     #[test]
     fn rrf_rewards_agreement_and_keeps_single_signal_hits() {
-        let fused = fuse(&lexical(&[1, 2, 3]), &list(&[2, 4]), &SearchOptions::default());
-        assert_eq!(fused.iter().map(|c| c.chunk).collect::<Vec<_>>(), vec![2, 1, 4, 3]);
+        let fused = fuse(
+            &lexical(&[1, 2, 3]),
+            &list(&[2, 4]),
+            &SearchOptions::default(),
+        );
+        assert_eq!(
+            fused.iter().map(|c| c.chunk).collect::<Vec<_>>(),
+            vec![2, 1, 4, 3]
+        );
         let top = &fused[0];
         assert_eq!(top.lexical, Some((2, 9.0)));
         assert_eq!(top.semantic, Some((1, 10.0)));
         assert!((top.score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-7);
         let only_semantic = fused.iter().find(|c| c.chunk == 4).unwrap();
-        assert_eq!((only_semantic.lexical, only_semantic.semantic), (None, Some((2, 9.0))));
+        assert_eq!(
+            (only_semantic.lexical, only_semantic.semantic),
+            (None, Some((2, 9.0)))
+        );
     }
 
     #[test]
     fn weighted_fusion_normalizes_each_signal() {
-        let options = SearchOptions { fusion: Fusion::Weighted, semantic_weight: 1.0, ..SearchOptions::default() };
+        let options = SearchOptions {
+            fusion: Fusion::Weighted,
+            semantic_weight: 1.0,
+            ..SearchOptions::default()
+        };
         let fused = fuse(&lexical(&[1, 2]), &list(&[3, 1]), &options);
         assert_eq!(fused[0].chunk, 3);
         assert!((fused[0].score - 1.0).abs() < 1e-6);

@@ -26,7 +26,10 @@ pub fn term_matches(analyzer: &Analyzer, text: &str, terms: &[String]) -> Vec<Te
         .tokens(text)
         .into_iter()
         .filter(|token| terms.contains(&token.term))
-        .map(|token| TermMatch { bytes: token.start..token.end, term: token.term })
+        .map(|token| TermMatch {
+            bytes: token.start..token.end,
+            term: token.term,
+        })
         .collect()
 }
 
@@ -40,7 +43,11 @@ pub fn to_utf16(text: &str, matches: &[TermMatch], shift: u32) -> Vec<Highlight>
     let mut utf16 = Utf16Offsets::new(text);
     matches
         .iter()
-        .map(|m| Highlight { start: shift + utf16.at(m.bytes.start), end: shift + utf16.at(m.bytes.end), term: m.term.clone() })
+        .map(|m| Highlight {
+            start: shift + utf16.at(m.bytes.start),
+            end: shift + utf16.at(m.bytes.end),
+            term: m.term.clone(),
+        })
         .collect()
 }
 
@@ -57,11 +64,18 @@ pub fn sentences(text: &str) -> Vec<Range<usize>> {
 
 /// The sentence with the most query-term weight (the IDF of each distinct term it contains),
 /// if any sentence contains a term.
-pub fn best_lexical_sentence(sentences: &[Range<usize>], matches: &[TermMatch], idf: impl Fn(&str) -> f32) -> Option<usize> {
+pub fn best_lexical_sentence(
+    sentences: &[Range<usize>],
+    matches: &[TermMatch],
+    idf: impl Fn(&str) -> f32,
+) -> Option<usize> {
     let mut best: Option<(usize, f32)> = None;
     for (i, sentence) in sentences.iter().enumerate() {
-        let mut terms: Vec<&str> =
-            matches.iter().filter(|m| sentence.contains(&m.bytes.start)).map(|m| m.term.as_str()).collect();
+        let mut terms: Vec<&str> = matches
+            .iter()
+            .filter(|m| sentence.contains(&m.bytes.start))
+            .map(|m| m.term.as_str())
+            .collect();
         terms.sort_unstable();
         terms.dedup();
         let weight: f32 = terms.iter().map(|t| idf(t)).sum();
@@ -74,14 +88,19 @@ pub fn best_lexical_sentence(sentences: &[Range<usize>], matches: &[TermMatch], 
 
 /// The first `max` characters of `text` (all of it when shorter).
 pub fn truncate_chars(text: &str, max: usize) -> &str {
-    text.char_indices().nth(max).map_or(text, |(i, _)| &text[..i])
+    text.char_indices()
+        .nth(max)
+        .map_or(text, |(i, _)| &text[..i])
 }
 
 /// A byte range of `text` as a UTF-16 `MatchRange`.
 pub fn match_range(text: &str, range: &Range<usize>) -> MatchRange {
     let mut utf16 = Utf16Offsets::new(text);
     let start = utf16.at(range.start);
-    MatchRange { start, length: utf16.at(range.end) - start }
+    MatchRange {
+        start,
+        length: utf16.at(range.end) - start,
+    }
 }
 
 /// About `length` characters of `text` around `focus`: from the sentence's start, or a third of
@@ -91,7 +110,10 @@ pub fn snippet(text: &str, focus: &Range<usize>, matches: &[TermMatch], length: 
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let n = chars.len();
     let at_char = |byte: usize| chars.partition_point(|&(b, _)| b < byte);
-    let anchor = matches.iter().find(|m| focus.contains(&m.bytes.start)).map_or(focus.start, |m| m.bytes.start);
+    let anchor = matches
+        .iter()
+        .find(|m| focus.contains(&m.bytes.start))
+        .map_or(focus.start, |m| m.bytes.start);
     let mut first = at_char(focus.start).max(at_char(anchor).saturating_sub(length / 3));
     let mut last = first.saturating_add(length).min(n);
     if last - first < length {
@@ -99,12 +121,17 @@ pub fn snippet(text: &str, focus: &Range<usize>, matches: &[TermMatch], length: 
     }
     // Snap to word boundaries, looking at most 20 characters away.
     if first > 0 {
-        if let Some(ws) = (first.saturating_sub(20)..first).rev().find(|&i| chars[i].1.is_whitespace()) {
+        if let Some(ws) = (first.saturating_sub(20)..first)
+            .rev()
+            .find(|&i| chars[i].1.is_whitespace())
+        {
             first = ws + 1;
         }
     }
     if last < n {
-        if let Some(ws) = (last..last.saturating_add(20).min(n)).find(|&i| chars[i].1.is_whitespace()) {
+        if let Some(ws) =
+            (last..last.saturating_add(20).min(n)).find(|&i| chars[i].1.is_whitespace())
+        {
             last = ws;
         }
     }
@@ -112,14 +139,24 @@ pub fn snippet(text: &str, focus: &Range<usize>, matches: &[TermMatch], length: 
     let (start, end) = (byte(first), byte(last));
     let prefix = if start > 0 { "…" } else { "" };
     let body = &text[start..end];
-    let snippet_text = format!("{prefix}{}{}", body.trim_end(), if end < text.len() { "…" } else { "" });
+    let snippet_text = format!(
+        "{prefix}{}{}",
+        body.trim_end(),
+        if end < text.len() { "…" } else { "" }
+    );
     let inside: Vec<TermMatch> = matches
         .iter()
         .filter(|m| m.bytes.start >= start && m.bytes.end <= start + body.trim_end().len())
-        .map(|m| TermMatch { bytes: m.bytes.start - start..m.bytes.end - start, term: m.term.clone() })
+        .map(|m| TermMatch {
+            bytes: m.bytes.start - start..m.bytes.end - start,
+            term: m.term.clone(),
+        })
         .collect();
     let highlights = to_utf16(body, &inside, prefix.encode_utf16().count() as u32);
-    Snippet { text: snippet_text, highlights }
+    Snippet {
+        text: snippet_text,
+        highlights,
+    }
 }
 
 /// Converts increasing byte offsets of a text into UTF-16 offsets in one pass over the text.
@@ -131,7 +168,11 @@ pub struct Utf16Offsets<'a> {
 
 impl<'a> Utf16Offsets<'a> {
     pub fn new(text: &'a str) -> Self {
-        Utf16Offsets { text, byte: 0, unit: 0 }
+        Utf16Offsets {
+            text,
+            byte: 0,
+            unit: 0,
+        }
     }
 
     /// The UTF-16 offset of byte offset `byte` (a char boundary). Offsets asked for out of order
@@ -141,7 +182,10 @@ impl<'a> Utf16Offsets<'a> {
             self.byte = 0;
             self.unit = 0;
         }
-        self.unit += self.text[self.byte..byte].chars().map(|c| c.len_utf16() as u32).sum::<u32>();
+        self.unit += self.text[self.byte..byte]
+            .chars()
+            .map(|c| c.len_utf16() as u32)
+            .sum::<u32>();
         self.byte = byte;
         self.unit
     }
@@ -165,23 +209,44 @@ mod tests {
         let found = highlights(&analyzer, text, &terms);
         let words: Vec<String> = found.iter().map(|h| slice(text, h.start, h.end)).collect();
         assert_eq!(words, vec!["Café", "searching", "京", "cafés", "SEARCH"]);
-        assert_eq!(found[0].start, 3, "the emoji is two UTF-16 units, then a space");
+        assert_eq!(
+            found[0].start, 3,
+            "the emoji is two UTF-16 units, then a space"
+        );
     }
 
     #[test]
     fn match_is_the_weightiest_sentence_and_snippet_keeps_highlights() {
         let analyzer = Analyzer::new(AnalyzerSettings::default());
-        let text = "Cairns mark trails. 🏔️ The café in Zürich serves rare coffee beans. Coffee is common.";
+        let text =
+            "Cairns mark trails. 🏔️ The café in Zürich serves rare coffee beans. Coffee is common.";
         let terms = analyzer.terms("rare coffee");
         let matches = term_matches(&analyzer, text, &terms);
         let sentences = sentences(text);
         let idf = |t: &str| if t == "rare" { 3.0 } else { 1.0 };
         let best = best_lexical_sentence(&sentences, &matches, idf).unwrap();
         let m = match_range(text, &sentences[best]);
-        assert_eq!(slice(text, m.start, m.start + m.length), "🏔️ The café in Zürich serves rare coffee beans.");
+        assert_eq!(
+            slice(text, m.start, m.start + m.length),
+            "🏔️ The café in Zürich serves rare coffee beans."
+        );
         let snip = snippet(text, &sentences[best], &matches, 30);
-        assert!(snip.text.starts_with('…') && snip.text.ends_with('…'), "{}", snip.text);
-        let words: Vec<String> = snip.highlights.iter().map(|h| slice(&snip.text, h.start, h.end)).collect();
-        assert!(!words.is_empty() && words.iter().all(|w| w == "rare" || w.eq_ignore_ascii_case("coffee")), "{words:?}");
+        assert!(
+            snip.text.starts_with('…') && snip.text.ends_with('…'),
+            "{}",
+            snip.text
+        );
+        let words: Vec<String> = snip
+            .highlights
+            .iter()
+            .map(|h| slice(&snip.text, h.start, h.end))
+            .collect();
+        assert!(
+            !words.is_empty()
+                && words
+                    .iter()
+                    .all(|w| w == "rare" || w.eq_ignore_ascii_case("coffee")),
+            "{words:?}"
+        );
     }
 }

@@ -17,8 +17,8 @@ pub mod highlight;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::hit::{
-    Citation, Explain, HitLink, LexicalSignal, LinkDirection, Neighbors, ScoreKind, ScoreTerm, SearchHit, SearchMode,
-    SearchOptions, SemanticSignal, SignalName, Signals, Via, Expansion,
+    Citation, Expansion, Explain, HitLink, LexicalSignal, LinkDirection, Neighbors, ScoreKind,
+    ScoreTerm, SearchHit, SearchMode, SearchOptions, SemanticSignal, SignalName, Signals, Via,
 };
 #[cfg(feature = "model")]
 use crate::index::vector::dot;
@@ -76,21 +76,49 @@ pub struct Retrieved {
 }
 
 /// Runs one search.
-pub fn search(index: &Index, query: &str, context: QueryContext<'_>, options: &SearchOptions) -> Result<Vec<SearchHit>> {
+pub fn search(
+    index: &Index,
+    query: &str,
+    context: QueryContext<'_>,
+    options: &SearchOptions,
+) -> Result<Vec<SearchHit>> {
     let retrieved = retrieve(index, query, context, options)?;
-    let direct: Vec<&Candidate> = retrieved.candidates.iter().take(options.limit as usize).collect();
+    let direct: Vec<&Candidate> = retrieved
+        .candidates
+        .iter()
+        .take(options.limit as usize)
+        .collect();
     let mut hits = build_hits(index, &retrieved, &direct, context, options)?;
     if options.related {
-        let direct_docs: Vec<u32> = direct.iter().map(|c| index.chunks[c.chunk as usize].doc).collect();
-        hits.extend(related_hits(index, &retrieved, &hits, &direct_docs, context, options)?);
+        let direct_docs: Vec<u32> = direct
+            .iter()
+            .map(|c| index.chunks[c.chunk as usize].doc)
+            .collect();
+        hits.extend(related_hits(
+            index,
+            &retrieved,
+            &hits,
+            &direct_docs,
+            context,
+            options,
+        )?);
     }
     Ok(hits)
 }
 
 /// Ranks the index's chunks for a query: every candidate of the pool, best first.
-pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: &SearchOptions) -> Result<Retrieved> {
+pub fn retrieve(
+    index: &Index,
+    query: &str,
+    context: QueryContext<'_>,
+    options: &SearchOptions,
+) -> Result<Retrieved> {
     validate(options)?;
-    let filter = options.filter.as_ref().map(filter::Filter::parse).transpose()?;
+    let filter = options
+        .filter
+        .as_ref()
+        .map(filter::Filter::parse)
+        .transpose()?;
     let mut query_terms = query_terms(index, query)?;
     let expanded = expand::expand(&index.lexical, &index.analyzer(), query, options);
     for e in &expanded.expansions {
@@ -98,7 +126,11 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
             query_terms.push(e.term.clone());
         }
     }
-    let pool = options.candidates.map(|c| c as usize).unwrap_or(100).max(options.limit as usize);
+    let pool = options
+        .candidates
+        .map(|c| c as usize)
+        .unwrap_or(100)
+        .max(options.limit as usize);
     let mask = filter.map(|f| f.chunk_mask(index));
     let mask = mask.as_deref();
 
@@ -119,17 +151,29 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
         _ => None,
     };
     if nothing {
-        return Ok(Retrieved { candidates: Vec::new(), score_kind: ScoreKind::Bm25, query_terms, expansions: Vec::new() });
+        return Ok(Retrieved {
+            candidates: Vec::new(),
+            score_kind: ScoreKind::Bm25,
+            query_terms,
+            expansions: Vec::new(),
+        });
     }
     let lexical_ran = options.mode != SearchMode::Semantic;
-    let lexical = if lexical_ran { index.lexical.search_words(&expanded.words, pool, mask) } else { Vec::new() };
+    let lexical = if lexical_ran {
+        index.lexical.search_words(&expanded.words, pool, mask)
+    } else {
+        Vec::new()
+    };
     let semantic = match (semantic_vector, &index.vectors) {
         (Some(v), Some(vectors)) => vectors.search(v, pool, mask)?,
         _ => Vec::new(),
     };
 
     let (mut candidates, score_kind) = if lexical_ran && semantic_vector.is_some() {
-        (fuse::fuse(&lexical, &semantic, options), fuse::score_kind(options.fusion))
+        (
+            fuse::fuse(&lexical, &semantic, options),
+            fuse::score_kind(options.fusion),
+        )
     } else if semantic_vector.is_some() {
         (fuse::single(&[], &semantic), ScoreKind::Cosine)
     } else {
@@ -142,13 +186,20 @@ pub fn retrieve(index: &Index, query: &str, context: QueryContext<'_>, options: 
     if options.recency_weight > 0.0 {
         for c in &mut candidates {
             if let Some(age) = age_days(index, index.chunks[c.chunk as usize].doc, context.now_ms) {
-                c.recency_factor = 1.0 + options.recency_weight * (-(age as f32) / options.recency_half_life_days).exp2();
+                c.recency_factor = 1.0
+                    + options.recency_weight
+                        * (-(age as f32) / options.recency_half_life_days).exp2();
                 c.score *= c.recency_factor;
             }
         }
         top_k(&mut candidates, usize::MAX, |c| c.score, |c| c.chunk);
     }
-    Ok(Retrieved { candidates, score_kind, query_terms, expansions: expanded.expansions })
+    Ok(Retrieved {
+        candidates,
+        score_kind,
+        query_terms,
+        expansions: expanded.expansions,
+    })
 }
 
 /// The query's terms, after checking the query is within the limits.
@@ -184,8 +235,16 @@ fn validate(options: &SearchOptions) -> Result<()> {
         return bad("limit must be at least 1".into());
     }
     at_most("limit", options.limit, limits::LIMIT)?;
-    at_most("candidates", options.candidates.unwrap_or(0), limits::CANDIDATES)?;
-    at_most("snippetLength", options.snippet_length, limits::SNIPPET_LENGTH)?;
+    at_most(
+        "candidates",
+        options.candidates.unwrap_or(0),
+        limits::CANDIDATES,
+    )?;
+    at_most(
+        "snippetLength",
+        options.snippet_length,
+        limits::SNIPPET_LENGTH,
+    )?;
     at_most("expand", options.expand, limits::EXPAND)?;
     at_most("maxLinks", options.max_links, limits::MAX_LINKS)?;
     if options.now.is_some_and(|n| !n.is_finite()) {
@@ -195,16 +254,28 @@ fn validate(options: &SearchOptions) -> Result<()> {
         return bad(format!("rrfK must be a number >= 0, not {}", options.rrf_k));
     }
     if !(0.0..=1.0).contains(&options.semantic_weight) {
-        return bad(format!("semanticWeight must be between 0 and 1, not {}", options.semantic_weight));
+        return bad(format!(
+            "semanticWeight must be between 0 and 1, not {}",
+            options.semantic_weight
+        ));
     }
     if !(1..=2).contains(&options.related_hops) {
-        return bad(format!("relatedHops must be 1 or 2, not {}", options.related_hops));
+        return bad(format!(
+            "relatedHops must be 1 or 2, not {}",
+            options.related_hops
+        ));
     }
     if !(options.recency_weight.is_finite() && options.recency_weight >= 0.0) {
-        return bad(format!("recencyWeight must be a number >= 0, not {}", options.recency_weight));
+        return bad(format!(
+            "recencyWeight must be a number >= 0, not {}",
+            options.recency_weight
+        ));
     }
     if !(options.recency_half_life_days.is_finite() && options.recency_half_life_days > 0.0) {
-        return bad(format!("recencyHalfLifeDays must be a number > 0, not {}", options.recency_half_life_days));
+        return bad(format!(
+            "recencyHalfLifeDays must be a number > 0, not {}",
+            options.recency_half_life_days
+        ));
     }
     Ok(())
 }
@@ -225,8 +296,11 @@ pub fn build_hits(
     context: QueryContext<'_>,
     options: &SearchOptions,
 ) -> Result<Vec<SearchHit>> {
-    let mut hits: Vec<SearchHit> =
-        chosen.iter().enumerate().map(|(i, c)| base_hit(index, c, i as u32 + 1, retrieved, context, options)).collect();
+    let mut hits: Vec<SearchHit> = chosen
+        .iter()
+        .enumerate()
+        .map(|(i, c)| base_hit(index, c, i as u32 + 1, retrieved, context, options))
+        .collect();
     if options.highlight {
         add_matches(index, retrieved, chosen, &mut hits, context, options)?;
     }
@@ -272,12 +346,22 @@ fn base_hit(
             page_to: chunk.pages.map(|p| p.1),
         },
         signals: Signals {
-            lexical: candidate.lexical.map(|(rank, score)| LexicalSignal { rank, score, document_score: candidate.lexical_document_score }),
-            semantic: candidate.semantic.map(|(rank, score)| SemanticSignal { rank, score, distance: 1.0 - score }),
+            lexical: candidate.lexical.map(|(rank, score)| LexicalSignal {
+                rank,
+                score,
+                document_score: candidate.lexical_document_score,
+            }),
+            semantic: candidate.semantic.map(|(rank, score)| SemanticSignal {
+                rank,
+                score,
+                distance: 1.0 - score,
+            }),
         },
         retrieval_rank: (candidate.retrieval_rank > 0).then_some(candidate.retrieval_rank),
         retrieval_score: (candidate.retrieval_rank > 0).then_some(candidate.retrieval_score),
-        explain: options.explain.then(|| explain(index, candidate, retrieved)),
+        explain: options
+            .explain
+            .then(|| explain(index, candidate, retrieved)),
         neighbors: (options.expand > 0).then(|| neighbors(index, candidate.chunk, options.expand)),
         links,
         links_elided,
@@ -329,10 +413,17 @@ fn add_matches(
     #[cfg(not(feature = "model"))]
     let _ = (chosen, context);
     for (hit, (matches, sentences, best)) in hits.iter_mut().zip(per_hit) {
-        let focus = best.or((!sentences.is_empty()).then_some(0)).map(|b| sentences[b].clone());
+        let focus = best
+            .or((!sentences.is_empty()).then_some(0))
+            .map(|b| sentences[b].clone());
         if let Some(focus) = &focus {
             hit.match_range = Some(highlight::match_range(&hit.text, focus));
-            hit.snippet = Some(highlight::snippet(&hit.text, focus, &matches, options.snippet_length as usize));
+            hit.snippet = Some(highlight::snippet(
+                &hit.text,
+                focus,
+                &matches,
+                options.snippet_length as usize,
+            ));
         }
         hit.highlights = highlight::to_utf16(&hit.text, &matches, 0);
     }
@@ -348,10 +439,16 @@ fn add_matches(
 fn closest_sentences(
     chosen: &[&Candidate],
     hits: &[SearchHit],
-    per_hit: &mut [(Vec<highlight::TermMatch>, Vec<std::ops::Range<usize>>, Option<usize>)],
+    per_hit: &mut [(
+        Vec<highlight::TermMatch>,
+        Vec<std::ops::Range<usize>>,
+        Option<usize>,
+    )],
     context: QueryContext<'_>,
 ) -> Result<()> {
-    let (Some(embedder), Some(query)) = (context.embedder, context.vector) else { return Ok(()) };
+    let (Some(embedder), Some(query)) = (context.embedder, context.vector) else {
+        return Ok(());
+    };
     let mut pending: Vec<usize> = Vec::new();
     let mut texts: Vec<&str> = Vec::new();
     let mut longest = 0;
@@ -360,8 +457,16 @@ fn closest_sentences(
             continue;
         }
         let text = &hits[i].text;
-        let these: Vec<&str> = sentences.iter().map(|r| highlight::truncate_chars(&text[r.clone()], limits::SENTENCE_CHARS)).collect();
-        let widest = these.iter().map(|s| s.chars().count()).max().unwrap_or(0).max(longest);
+        let these: Vec<&str> = sentences
+            .iter()
+            .map(|r| highlight::truncate_chars(&text[r.clone()], limits::SENTENCE_CHARS))
+            .collect();
+        let widest = these
+            .iter()
+            .map(|s| s.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(longest);
         if (texts.len() + these.len()) * widest > limits::SENTENCE_BUDGET_CHARS {
             continue;
         }
@@ -375,24 +480,45 @@ fn closest_sentences(
         let n = per_hit[i].1.len();
         let scores = vectors[next..next + n].iter().map(|v| dot(query, v));
         next += n;
-        per_hit[i].2 = scores.enumerate().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(j, _)| j);
+        per_hit[i].2 = scores
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(j, _)| j);
     }
     Ok(())
 }
 
 fn explain(index: &Index, candidate: &Candidate, retrieved: &Retrieved) -> Explain {
-    let branches = [(SignalName::Lexical, candidate.lexical), (SignalName::Semantic, candidate.semantic)];
-    let found_by: Vec<SignalName> = branches.iter().filter(|(_, s)| s.is_some()).map(|(n, _)| *n).collect();
+    let branches = [
+        (SignalName::Lexical, candidate.lexical),
+        (SignalName::Semantic, candidate.semantic),
+    ];
+    let found_by: Vec<SignalName> = branches
+        .iter()
+        .filter(|(_, s)| s.is_some())
+        .map(|(n, _)| *n)
+        .collect();
     let terms = branches
         .iter()
         .filter_map(|(signal, s)| s.map(|(rank, score)| (*signal, rank, score)))
         .map(|(signal, rank, score)| {
-            let contribution =
-                if signal == SignalName::Lexical { candidate.contributions.0 } else { candidate.contributions.1 };
-            ScoreTerm { signal, rank, score, contribution }
+            let contribution = if signal == SignalName::Lexical {
+                candidate.contributions.0
+            } else {
+                candidate.contributions.1
+            };
+            ScoreTerm {
+                signal,
+                rank,
+                score,
+                contribution,
+            }
         })
         .collect();
-    let text = crate::index::indexed_text(index.document_of(&index.chunks[candidate.chunk as usize]), &index.chunks[candidate.chunk as usize]);
+    let text = crate::index::indexed_text(
+        index.document_of(&index.chunks[candidate.chunk as usize]),
+        &index.chunks[candidate.chunk as usize],
+    );
     let present = index.analyzer().terms(&text);
     let mut matched_terms: Vec<String> = Vec::new();
     for term in retrieved.query_terms.iter().filter(|t| present.contains(t)) {
@@ -400,14 +526,30 @@ fn explain(index: &Index, candidate: &Candidate, retrieved: &Retrieved) -> Expla
             matched_terms.push(term.clone());
         }
     }
-    let expansions = retrieved.expansions.iter().filter(|e| present.contains(&e.term)).cloned().collect();
-    Explain { found_by, method: retrieved.score_kind, terms, recency_factor: candidate.recency_factor, matched_terms, expansions }
+    let expansions = retrieved
+        .expansions
+        .iter()
+        .filter(|e| present.contains(&e.term))
+        .cloned()
+        .collect();
+    Explain {
+        found_by,
+        method: retrieved.score_kind,
+        terms,
+        recency_factor: candidate.recency_factor,
+        matched_terms,
+        expansions,
+    }
 }
 
 fn neighbors(index: &Index, chunk: u32, n: u32) -> Neighbors {
     let range = index.document_chunks(chunk);
-    let before = (chunk.saturating_sub(n).max(range.start)..chunk).map(|c| index.chunks[c as usize].text.clone()).collect();
-    let after = (chunk + 1..chunk.saturating_add(1).saturating_add(n).min(range.end)).map(|c| index.chunks[c as usize].text.clone()).collect();
+    let before = (chunk.saturating_sub(n).max(range.start)..chunk)
+        .map(|c| index.chunks[c as usize].text.clone())
+        .collect();
+    let after = (chunk + 1..chunk.saturating_add(1).saturating_add(n).min(range.end))
+        .map(|c| index.chunks[c as usize].text.clone())
+        .collect();
     Neighbors { before, after }
 }
 
@@ -419,8 +561,13 @@ fn links_of(index: &Index, doc: u32, max: usize) -> (Vec<HitLink>, u32) {
         text: text.to_string(),
         direction,
     };
-    let outgoing = index.links_from(doc).iter().map(|l| link(l.to, &l.text, LinkDirection::Out));
-    let incoming = index.links_to(doc).map(|l| link(l.from, &l.text, LinkDirection::In));
+    let outgoing = index
+        .links_from(doc)
+        .iter()
+        .map(|l| link(l.to, &l.text, LinkDirection::Out));
+    let incoming = index
+        .links_to(doc)
+        .map(|l| link(l.from, &l.text, LinkDirection::In));
     let all: Vec<HitLink> = outgoing.chain(incoming).collect();
     let elided = all.len().saturating_sub(max) as u32;
     (all.into_iter().take(max).collect(), elided)
@@ -439,8 +586,11 @@ fn related_hits(
 ) -> Result<Vec<SearchHit>> {
     let mut seen: std::collections::HashSet<u32> = direct_docs.iter().copied().collect();
     let mut found: Vec<(u32, Via)> = Vec::new();
-    let mut frontier: Vec<(u32, String, Vec<String>)> =
-        direct.iter().zip(direct_docs).map(|(h, &doc)| (doc, h.id.clone(), Vec::new())).collect();
+    let mut frontier: Vec<(u32, String, Vec<String>)> = direct
+        .iter()
+        .zip(direct_docs)
+        .map(|(h, &doc)| (doc, h.id.clone(), Vec::new()))
+        .collect();
     for hop in 1..=options.related_hops {
         let mut next = Vec::new();
         for (doc, from_id, path) in &frontier {
@@ -450,7 +600,15 @@ fn related_hits(
                 }
                 let mut path = path.clone();
                 path.push(link.text.clone());
-                found.push((link.to, Via { text: link.text.clone(), path: path.join(" → "), from_id: from_id.clone(), hops: hop }));
+                found.push((
+                    link.to,
+                    Via {
+                        text: link.text.clone(),
+                        path: path.join(" → "),
+                        from_id: from_id.clone(),
+                        hops: hop,
+                    },
+                ));
                 next.push((link.to, from_id.clone(), path));
             }
         }
@@ -458,8 +616,14 @@ fn related_hits(
     }
     let mut chosen: Vec<Candidate> = Vec::new();
     let mut vias = Vec::new();
-    for (doc, via) in found.into_iter().take(options.limit.saturating_mul(options.max_links.max(1)) as usize) {
-        let pooled = retrieved.candidates.iter().find(|c| index.chunks[c.chunk as usize].doc == doc);
+    for (doc, via) in found
+        .into_iter()
+        .take(options.limit.saturating_mul(options.max_links.max(1)) as usize)
+    {
+        let pooled = retrieved
+            .candidates
+            .iter()
+            .find(|c| index.chunks[c.chunk as usize].doc == doc);
         let candidate = match (pooled, index.first_chunk_of(doc)) {
             (Some(c), _) => c.clone(),
             (None, Some(chunk)) => Candidate::unretrieved(chunk),
@@ -479,8 +643,17 @@ fn related_hits(
 
 /// Keeps the `k` best items, sorted best first; ties go to the lower id, so every target
 /// returns the same order.
-pub(crate) fn top_k<T>(items: &mut Vec<T>, k: usize, score: impl Fn(&T) -> f32, id: impl Fn(&T) -> u32) {
-    let order = |a: &T, b: &T| score(b).total_cmp(&score(a)).then_with(|| id(a).cmp(&id(b)));
+pub(crate) fn top_k<T>(
+    items: &mut Vec<T>,
+    k: usize,
+    score: impl Fn(&T) -> f32,
+    id: impl Fn(&T) -> u32,
+) {
+    let order = |a: &T, b: &T| {
+        score(b)
+            .total_cmp(&score(a))
+            .then_with(|| id(a).cmp(&id(b)))
+    };
     if items.len() > k {
         if k == 0 {
             items.clear();
