@@ -23,19 +23,31 @@ fn main() {
         eprintln!("usage: bench_vectors SOURCE_INDEX_DIR OUT_DIR [ef_construction ...]");
         std::process::exit(2);
     };
-    let efs: Vec<usize> = if efs.is_empty() { vec![64] } else { efs.iter().map(|e| e.parse().expect("a number")).collect() };
-    let open = |dir: &str| format::read(&std::fs::read(format!("{dir}/index.cairn")).expect("a source index")).expect("a valid index");
+    let efs: Vec<usize> = if efs.is_empty() {
+        vec![64]
+    } else {
+        efs.iter().map(|e| e.parse().expect("a number")).collect()
+    };
+    let open = |dir: &str| {
+        format::read(&std::fs::read(format!("{dir}/index.cairn")).expect("a source index"))
+            .expect("a valid index")
+    };
     let sources: Vec<Index> = source.split(',').map(open).collect();
     let index = &sources[0];
     let vectors = index.vectors.as_ref().expect("an index with embeddings");
     let dim = vectors.dimension();
-    let real: Vec<f32> = sources.iter().flat_map(|s| s.vectors.as_ref().expect("embeddings").to_flat()).collect();
+    let real: Vec<f32> = sources
+        .iter()
+        .flat_map(|s| s.vectors.as_ref().expect("embeddings").to_flat())
+        .collect();
     let real_count = real.len() / dim;
     println!("source: {real_count} real embeddings of dimension {dim}");
     let mut rng = 0x2545_f491_4f6c_dd1d_u64;
 
     // Queries: 200 held-out real vectors, perturbed so none is an exact copy of a point.
-    let queries: Vec<Vec<f32>> = (0..200).map(|i| perturb(&real[(i * 37 % real_count) * dim..][..dim], 0.05, &mut rng)).collect();
+    let queries: Vec<Vec<f32>> = (0..200)
+        .map(|i| perturb(&real[(i * 37 % real_count) * dim..][..dim], 0.05, &mut rng))
+        .collect();
 
     for &n in &[1_000usize, 10_000, 100_000] {
         let mut flat = Vec::with_capacity(n * dim);
@@ -49,19 +61,49 @@ fn main() {
         }
         let exact = VectorIndex::flat(vectors.model.clone(), flat.clone(), Precision::F32);
         let started = Instant::now();
-        let truth: Vec<Vec<u32>> = queries.iter().map(|q| exact.search_exact(q, 10, None).iter().map(|h| h.chunk).collect()).collect();
+        let truth: Vec<Vec<u32>> = queries
+            .iter()
+            .map(|q| {
+                exact
+                    .search_exact(q, 10, None)
+                    .iter()
+                    .map(|h| h.chunk)
+                    .collect()
+            })
+            .collect();
         let exact_ms = started.elapsed().as_secs_f64() * 1000.0 / queries.len() as f64;
-        let real_note = if n <= real_count { "real" } else { "real + perturbed copies" };
+        let real_note = if n <= real_count {
+            "real"
+        } else {
+            "real + perturbed copies"
+        };
         println!("\n{n} vectors ({real_note}): exact scan {exact_ms:.3} ms/query");
         for &ef in &efs {
-            let settings = GraphSettings { ef_construction: ef, ..GraphSettings::default() };
+            let settings = GraphSettings {
+                ef_construction: ef,
+                ..GraphSettings::default()
+            };
             let started = Instant::now();
             let graph = VectorIndex::graph(vectors.model.clone(), flat.clone(), settings);
             let build_s = started.elapsed().as_secs_f64();
             let started = Instant::now();
-            let found: Vec<Vec<u32>> = queries.iter().map(|q| graph.search(q, 10, None).unwrap().iter().map(|h| h.chunk).collect()).collect();
+            let found: Vec<Vec<u32>> = queries
+                .iter()
+                .map(|q| {
+                    graph
+                        .search(q, 10, None)
+                        .unwrap()
+                        .iter()
+                        .map(|h| h.chunk)
+                        .collect()
+                })
+                .collect();
             let hnsw_ms = started.elapsed().as_secs_f64() * 1000.0 / queries.len() as f64;
-            let hits: usize = truth.iter().zip(&found).map(|(t, f)| f.iter().filter(|c| t.contains(c)).count()).sum();
+            let hits: usize = truth
+                .iter()
+                .zip(&found)
+                .map(|(t, f)| f.iter().filter(|c| t.contains(c)).count())
+                .sum();
             let recall = hits as f64 / (10 * queries.len()) as f64;
             println!(
                 "  hnsw ef_construction {ef}, ef_search {}: build {build_s:.1} s, recall@10 {recall:.4}, {hnsw_ms:.3} ms/query",
@@ -72,9 +114,25 @@ fn main() {
             }
         }
         let int8 = VectorIndex::flat(vectors.model.clone(), flat.clone(), Precision::Int8);
-        let int8_truth: Vec<Vec<u32>> = queries.iter().map(|q| int8.search(q, 10, None).unwrap().iter().map(|h| h.chunk).collect()).collect();
-        let hits: usize = truth.iter().zip(&int8_truth).map(|(t, f)| f.iter().filter(|c| t.contains(c)).count()).sum();
-        println!("  int8 scan: recall@10 {:.4} against the f32 scan", hits as f64 / (10 * queries.len()) as f64);
+        let int8_truth: Vec<Vec<u32>> = queries
+            .iter()
+            .map(|q| {
+                int8.search(q, 10, None)
+                    .unwrap()
+                    .iter()
+                    .map(|h| h.chunk)
+                    .collect()
+            })
+            .collect();
+        let hits: usize = truth
+            .iter()
+            .zip(&int8_truth)
+            .map(|(t, f)| f.iter().filter(|c| t.contains(c)).count())
+            .sum();
+        println!(
+            "  int8 scan: recall@10 {:.4} against the f32 scan",
+            hits as f64 / (10 * queries.len()) as f64
+        );
         write_index(index, out, &format!("int8-{n}"), int8);
         write_index(index, out, &format!("flat-{n}"), exact);
     }
@@ -100,7 +158,10 @@ fn write_index(source: &Index, out: &str, name: &str, vectors: VectorIndex) {
     let analyzer = source.analyzer();
     let terms: Vec<ChunkTerms> = chunks
         .iter()
-        .map(|c| ChunkTerms { document: c.doc, terms: analyzer.terms(&cairn::index::indexed_text(&documents[c.doc as usize], c)) })
+        .map(|c| ChunkTerms {
+            document: c.doc,
+            terms: analyzer.terms(&cairn::index::indexed_text(&documents[c.doc as usize], c)),
+        })
         .collect();
     let index = Index::new(
         source.settings.clone(),

@@ -16,7 +16,13 @@ fn fixtures() -> PathBuf {
 /// A lexical-only index of the fixtures in a fresh temporary folder.
 fn lexical_index() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let summary = ok(&["index", fixtures().to_str().unwrap(), "--no-embed", "--out", dir.path().to_str().unwrap()]);
+    let summary = ok(&[
+        "index",
+        fixtures().to_str().unwrap(),
+        "--no-embed",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert!(summary.starts_with("indexed 6 documents,"), "{summary}");
     dir
 }
@@ -24,7 +30,11 @@ fn lexical_index() -> tempfile::TempDir {
 fn search_json(index: &Path, query: &str, extra: &[&str]) -> Vec<Value> {
     let mut args = vec!["search", index.to_str().unwrap(), query, "--json"];
     args.extend_from_slice(extra);
-    serde_json::from_str::<Value>(&ok(&args)).unwrap().as_array().unwrap().clone()
+    serde_json::from_str::<Value>(&ok(&args))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 fn utf16_slice(text: &str, start: u64, end: u64) -> String {
@@ -35,7 +45,11 @@ fn utf16_slice(text: &str, start: u64, end: u64) -> String {
 #[test]
 fn search_returns_cited_hits() {
     let index = lexical_index();
-    let hits = search_json(index.path(), "installing the wasm target", &["--mode", "lexical"]);
+    let hits = search_json(
+        index.path(),
+        "installing the wasm target",
+        &["--mode", "lexical"],
+    );
     let top = &hits[0];
     assert_eq!(top["rank"], 1);
     assert_eq!(top["scoreKind"], "bm25");
@@ -44,47 +58,104 @@ fn search_returns_cited_hits() {
     assert_eq!(citation["docType"], "md");
     assert_eq!(citation["title"], "Installing Cairn");
     assert_eq!(citation["url"], "guide/install.md#requirements");
-    assert_eq!(citation["headingPath"], serde_json::json!(["Installing Cairn", "Requirements"]));
-    assert_eq!(top["id"], format!("guide/install.md#{}", citation["chunkIndex"]));
+    assert_eq!(
+        citation["headingPath"],
+        serde_json::json!(["Installing Cairn", "Requirements"])
+    );
+    assert_eq!(
+        top["id"],
+        format!("guide/install.md#{}", citation["chunkIndex"])
+    );
     assert!(top["signals"]["lexical"]["rank"] == 1 && top["signals"].get("semantic").is_none());
 
     // The citation points at the text in the source file: its offset and its lines.
     let source = std::fs::read_to_string(fixtures().join("guide/install.md")).unwrap();
     let text = top["text"].as_str().unwrap();
     let offset = citation["sourceOffset"].as_u64().unwrap() as usize;
-    assert!(source[offset..].starts_with(&text[..20]), "offset {offset} does not start {text:?}");
+    assert!(
+        source[offset..].starts_with(&text[..20]),
+        "offset {offset} does not start {text:?}"
+    );
     let lines: Vec<&str> = source.lines().collect();
-    let (first, last) = (citation["lineStart"].as_u64().unwrap() as usize, citation["lineEnd"].as_u64().unwrap() as usize);
-    assert!(lines[first - 1].starts_with("You need the Rust toolchain"), "{}", lines[first - 1]);
-    assert!(lines[last - 1].contains("rustup target add"), "{}", lines[last - 1]);
+    let (first, last) = (
+        citation["lineStart"].as_u64().unwrap() as usize,
+        citation["lineEnd"].as_u64().unwrap() as usize,
+    );
+    assert!(
+        lines[first - 1].starts_with("You need the Rust toolchain"),
+        "{}",
+        lines[first - 1]
+    );
+    assert!(
+        lines[last - 1].contains("rustup target add"),
+        "{}",
+        lines[last - 1]
+    );
 
     // Highlights slice to the words that matched.
     let words: Vec<String> = top["highlights"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|h| utf16_slice(text, h["start"].as_u64().unwrap(), h["end"].as_u64().unwrap()))
+        .map(|h| {
+            utf16_slice(
+                text,
+                h["start"].as_u64().unwrap(),
+                h["end"].as_u64().unwrap(),
+            )
+        })
         .collect();
-    assert!(words.iter().all(|w| w == "Installing" || w == "target"), "{words:?}");
-    assert_eq!(words.iter().filter(|w| *w == "target").count(), 3, "{words:?}");
+    assert!(
+        words.iter().all(|w| w == "Installing" || w == "target"),
+        "{words:?}"
+    );
+    assert_eq!(
+        words.iter().filter(|w| *w == "target").count(),
+        3,
+        "{words:?}"
+    );
     assert!(words.contains(&"Installing".to_string()), "{words:?}");
 }
 
 #[test]
 fn highlights_are_utf16_on_accents_cjk_and_emoji() {
     let index = lexical_index();
-    let hits = search_json(index.path(), "cafe 東京 search developers", &["--mode", "lexical"]);
+    let hits = search_json(
+        index.path(),
+        "cafe 東京 search developers",
+        &["--mode", "lexical"],
+    );
     let mut seen = Vec::new();
-    for hit in hits.iter().filter(|h| h["citation"]["docId"] == "international.md") {
+    for hit in hits
+        .iter()
+        .filter(|h| h["citation"]["docId"] == "international.md")
+    {
         let text = hit["text"].as_str().unwrap();
         for h in hit["highlights"].as_array().unwrap() {
-            seen.push(utf16_slice(text, h["start"].as_u64().unwrap(), h["end"].as_u64().unwrap()));
+            seen.push(utf16_slice(
+                text,
+                h["start"].as_u64().unwrap(),
+                h["end"].as_u64().unwrap(),
+            ));
         }
     }
-    for word in ["café", "東", "京", "search", "developers", "café-hop".split('-').next().unwrap()] {
-        assert!(seen.iter().any(|w| w == word), "{word} not highlighted in {seen:?}");
+    for word in [
+        "café",
+        "東",
+        "京",
+        "search",
+        "developers",
+        "café-hop".split('-').next().unwrap(),
+    ] {
+        assert!(
+            seen.iter().any(|w| w == word),
+            "{word} not highlighted in {seen:?}"
+        );
     }
-    assert!(seen.iter().all(|w| w.chars().all(|c| c.is_alphanumeric())), "{seen:?}");
+    assert!(
+        seen.iter().all(|w| w.chars().all(|c| c.is_alphanumeric())),
+        "{seen:?}"
+    );
 }
 
 #[test]
@@ -97,13 +168,36 @@ fn jsonl_records_plain_text_and_batch_queries() {
     let hits = search_json(index.path(), "memorial", &["--mode", "lexical"]);
     assert_eq!(hits[0]["citation"]["docId"], "notes.txt");
     // The three short paragraphs fit one chunk: lines 1 to 6, paragraphs joined by a blank line.
-    assert_eq!((hits[0]["citation"]["lineStart"].as_u64(), hits[0]["citation"]["lineEnd"].as_u64()), (Some(1), Some(6)));
+    assert_eq!(
+        (
+            hits[0]["citation"]["lineStart"].as_u64(),
+            hits[0]["citation"]["lineEnd"].as_u64()
+        ),
+        (Some(1), Some(6))
+    );
     assert_eq!(hits[0]["text"].as_str().unwrap().matches("\n\n").count(), 2);
 
     let queries = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(queries.path(), "{\"_id\": \"a\", \"text\": \"rank fusion\"}\n{\"_id\": 7, \"text\": \"stone\"}\n").unwrap();
-    let out = ok(&["search", index.path().to_str().unwrap(), "--queries", queries.path().to_str().unwrap(), "--limit", "2", "--json", "--mode", "lexical"]);
-    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    std::fs::write(
+        queries.path(),
+        "{\"_id\": \"a\", \"text\": \"rank fusion\"}\n{\"_id\": 7, \"text\": \"stone\"}\n",
+    )
+    .unwrap();
+    let out = ok(&[
+        "search",
+        index.path().to_str().unwrap(),
+        "--queries",
+        queries.path().to_str().unwrap(),
+        "--limit",
+        "2",
+        "--json",
+        "--mode",
+        "lexical",
+    ]);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["queryId"], "a");
     assert_eq!(lines[0]["hits"][0]["citation"]["docId"], "rec-1");
@@ -115,16 +209,35 @@ fn jsonl_records_plain_text_and_batch_queries() {
 fn builds_are_deterministic_and_bad_records_are_skipped() {
     let a = lexical_index();
     let b = lexical_index();
-    assert_eq!(std::fs::read(a.path().join("index.cairn")).unwrap(), std::fs::read(b.path().join("index.cairn")).unwrap());
+    assert_eq!(
+        std::fs::read(a.path().join("index.cairn")).unwrap(),
+        std::fs::read(b.path().join("index.cairn")).unwrap()
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("bad.jsonl");
-    std::fs::write(&input, "{\"_id\": \"ok\", \"text\": \"fine\"}\nnot json\n{\"text\": \"no id\"}\n").unwrap();
-    let out = cairn(&["index", input.to_str().unwrap(), "--no-embed", "--out", dir.path().join("idx").to_str().unwrap()]);
+    std::fs::write(
+        &input,
+        "{\"_id\": \"ok\", \"text\": \"fine\"}\nnot json\n{\"text\": \"no id\"}\n",
+    )
+    .unwrap();
+    let out = cairn(&[
+        "index",
+        input.to_str().unwrap(),
+        "--no-embed",
+        "--out",
+        dir.path().join("idx").to_str().unwrap(),
+    ]);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("bad.jsonl:2: not a JSON record"), "{stderr}");
-    assert!(stderr.contains("bad.jsonl:3: the record has no \"_id\""), "{stderr}");
+    assert!(
+        stderr.contains("bad.jsonl:2: not a JSON record"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("bad.jsonl:3: the record has no \"_id\""),
+        "{stderr}"
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("indexed 1 documents"));
 }
 
@@ -132,11 +245,22 @@ fn builds_are_deterministic_and_bad_records_are_skipped() {
 fn exclude_globs_leave_files_out() {
     let dir = tempfile::tempdir().unwrap();
     let out = cairn(&[
-        "index", fixtures().to_str().unwrap(), "--no-embed", "--exclude", "guide/**", "--exclude", "*.jsonl",
-        "--out", dir.path().to_str().unwrap(),
+        "index",
+        fixtures().to_str().unwrap(),
+        "--no-embed",
+        "--exclude",
+        "guide/**",
+        "--exclude",
+        "*.jsonl",
+        "--out",
+        dir.path().to_str().unwrap(),
     ]);
     assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("indexed 2 documents"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("indexed 2 documents"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert!(search_json(dir.path(), "installing target", &["--mode", "lexical"]).is_empty());
 }
 
@@ -151,7 +275,11 @@ fn damaged_indexes_fail_with_clear_errors() {
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("truncated", bytes[..bytes.len() - 10].to_vec(), "truncated"),
         ("flipped", flipped, "damaged"),
-        ("not-an-index", b"# just markdown\n".to_vec(), "not a cairn index"),
+        (
+            "not-an-index",
+            b"# just markdown\n".to_vec(),
+            "not a cairn index",
+        ),
         ("empty", Vec::new(), "not a cairn index"),
     ];
     for (name, content, expected) in cases {
@@ -160,7 +288,10 @@ fn damaged_indexes_fail_with_clear_errors() {
         let out = cairn(&["search", path.to_str().unwrap(), "anything"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
-        assert!(stderr.starts_with("error: ") && stderr.contains(expected), "{name}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(expected),
+            "{name}: {stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
     }
     let out = cairn(&["search", dir.path().join("missing").to_str().unwrap(), "x"]);
@@ -170,9 +301,19 @@ fn damaged_indexes_fail_with_clear_errors() {
 #[test]
 fn eval_reports_metrics_on_a_beir_collection() {
     let adi = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/adi");
-    assert!(adi.exists(), "the eval collections are expected at {}", adi.display());
+    assert!(
+        adi.exists(),
+        "the eval collections are expected at {}",
+        adi.display()
+    );
     let dir = tempfile::tempdir().unwrap();
-    ok(&["index", adi.join("corpus.jsonl").to_str().unwrap(), "--no-embed", "--out", dir.path().to_str().unwrap()]);
+    ok(&[
+        "index",
+        adi.join("corpus.jsonl").to_str().unwrap(),
+        "--no-embed",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     let out = ok(&[
         "eval",
         dir.path().to_str().unwrap(),

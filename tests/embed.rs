@@ -10,7 +10,11 @@ use serde_json::Value;
 
 fn model_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
-    assert!(dir.join("model.safetensors").exists(), "run scripts/setup.sh first: {} is missing", dir.display());
+    assert!(
+        dir.join("model.safetensors").exists(),
+        "run scripts/setup.sh first: {} is missing",
+        dir.display()
+    );
     dir
 }
 
@@ -23,19 +27,31 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 #[test]
 fn embeddings_match_the_reference_implementation() {
     let embedder = Embedder::load(ModelFiles::read_dir(&model_dir()).unwrap()).unwrap();
-    let reference: Value =
-        serde_json::from_str(include_str!("data/reference_embeddings.json")).expect("reference embeddings");
+    let reference: Value = serde_json::from_str(include_str!("data/reference_embeddings.json"))
+        .expect("reference embeddings");
     let sentences = reference["sentences"].as_array().unwrap();
-    let texts: Vec<&str> = sentences.iter().map(|s| s["text"].as_str().unwrap()).collect();
+    let texts: Vec<&str> = sentences
+        .iter()
+        .map(|s| s["text"].as_str().unwrap())
+        .collect();
     // One by one and as one padded batch: padding must not change a vector.
     let batch = embedder.embed_batch(&texts).unwrap();
     for (sentence, batched) in sentences.iter().zip(&batch) {
-        let expected: Vec<f32> = sentence["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+        let expected: Vec<f32> = sentence["embedding"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
         let single = embedder.embed(sentence["text"].as_str().unwrap()).unwrap();
         assert_eq!(single.len(), 384);
         let c = cosine(&single, &expected);
         assert!(c >= 0.9999, "{:?}: cosine {c}", sentence["text"]);
-        assert!(cosine(&single, batched) >= 0.99999, "{:?}: batching changed the vector", sentence["text"]);
+        assert!(
+            cosine(&single, batched) >= 0.99999,
+            "{:?}: batching changed the vector",
+            sentence["text"]
+        );
         let norm: f32 = single.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4);
     }
@@ -55,7 +71,11 @@ fn half_precision_weights_keep_the_embeddings() {
         config: std::fs::read(dir.join("config.json")).unwrap(),
     };
     let half = Embedder::load(files).unwrap();
-    for text in ["A man is eating food.", "How is the index file laid out?", "東京の喫茶店 ☕"] {
+    for text in [
+        "A man is eating food.",
+        "How is the index file laid out?",
+        "東京の喫茶店 ☕",
+    ] {
         let c = cosine(&full.embed(text).unwrap(), &half.embed(text).unwrap());
         assert!(c >= 0.999, "{text}: f16 cosine {c}");
     }
@@ -67,17 +87,43 @@ fn hybrid_search_finds_meaning_without_shared_words() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs");
     let cairn = env!("CARGO_BIN_EXE_cairn");
     let status = Command::new(cairn)
-        .args(["index", fixtures.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--model", model_dir().to_str().unwrap()])
+        .args([
+            "index",
+            fixtures.to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+            "--model",
+            model_dir().to_str().unwrap(),
+        ])
         .status()
         .unwrap();
     assert!(status.success());
-    for file in ["index.cairn", "model/model.safetensors", "model/tokenizer.json", "model/config.json"] {
+    for file in [
+        "index.cairn",
+        "model/model.safetensors",
+        "model/tokenizer.json",
+        "model/config.json",
+    ] {
         assert!(out.path().join(file).exists(), "{file} missing");
     }
     let search = |query: &str, mode: &str| -> Vec<Value> {
-        let o = Command::new(cairn).args(["search", out.path().to_str().unwrap(), query, "--json", "--mode", mode]).output().unwrap();
+        let o = Command::new(cairn)
+            .args([
+                "search",
+                out.path().to_str().unwrap(),
+                query,
+                "--json",
+                "--mode",
+                mode,
+            ])
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        serde_json::from_slice::<Value>(&o.stdout).unwrap().as_array().unwrap().clone()
+        serde_json::from_slice::<Value>(&o.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
     };
     // No word of the query is in the document; only meaning connects them.
     let hits = search("espresso bars in Japan", "semantic");
@@ -85,17 +131,26 @@ fn hybrid_search_finds_meaning_without_shared_words() {
     assert_eq!(hits[0]["scoreKind"], "cosine");
     let semantic = &hits[0]["signals"]["semantic"];
     assert_eq!(semantic["rank"], 1);
-    assert!((semantic["score"].as_f64().unwrap() + semantic["distance"].as_f64().unwrap() - 1.0).abs() < 1e-5);
+    assert!(
+        (semantic["score"].as_f64().unwrap() + semantic["distance"].as_f64().unwrap() - 1.0).abs()
+            < 1e-5
+    );
 
     let hits = search("stone trail markers", "hybrid");
     assert_eq!(hits[0]["scoreKind"], "rrf");
     assert_eq!(hits[0]["citation"]["docId"], "notes.txt");
     let top = &hits[0]["signals"];
-    assert!(top.get("lexical").is_some() && top.get("semantic").is_some(), "{top}");
-    let rrf = 1.0 / (60.0 + top["lexical"]["rank"].as_f64().unwrap()) + 1.0 / (60.0 + top["semantic"]["rank"].as_f64().unwrap());
+    assert!(
+        top.get("lexical").is_some() && top.get("semantic").is_some(),
+        "{top}"
+    );
+    let rrf = 1.0 / (60.0 + top["lexical"]["rank"].as_f64().unwrap())
+        + 1.0 / (60.0 + top["semantic"]["rank"].as_f64().unwrap());
     assert!((hits[0]["score"].as_f64().unwrap() - rrf).abs() < 1e-6);
     // Every hybrid hit is explained by at least one signal.
-    assert!(hits.iter().all(|h| h["signals"].get("lexical").is_some() || h["signals"].get("semantic").is_some()));
+    assert!(hits
+        .iter()
+        .all(|h| h["signals"].get("lexical").is_some() || h["signals"].get("semantic").is_some()));
 }
 
 #[test]
@@ -103,7 +158,14 @@ fn a_model_that_does_not_match_the_index_is_refused() {
     let out = tempfile::tempdir().unwrap();
     let notes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs/notes.txt");
     let status = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["index", notes.to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--model", model_dir().to_str().unwrap()])
+        .args([
+            "index",
+            notes.to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+            "--model",
+            model_dir().to_str().unwrap(),
+        ])
         .status()
         .unwrap();
     assert!(status.success());
@@ -114,7 +176,11 @@ fn a_model_that_does_not_match_the_index_is_refused() {
         config: std::fs::read(model_dir().join("config.json")).unwrap(),
     };
     // The same architecture with one weight changed: a different model as far as the index knows.
-    let mut tensors = candle_core::safetensors::load(model_dir().join("model.safetensors"), &candle_core::Device::Cpu).unwrap();
+    let mut tensors = candle_core::safetensors::load(
+        model_dir().join("model.safetensors"),
+        &candle_core::Device::Cpu,
+    )
+    .unwrap();
     let name = "pooler.dense.bias".to_string();
     let changed = (tensors[&name].clone() + 1.0).unwrap();
     tensors.insert(name, changed);
@@ -122,10 +188,17 @@ fn a_model_that_does_not_match_the_index_is_refused() {
     candle_core::safetensors::save(&tensors, &other).unwrap();
 
     let mut searcher = cairn::Searcher::from_bytes(&bytes).unwrap();
-    let error = searcher.load_model(files(std::fs::read(&other).unwrap())).expect_err("refused").to_string();
+    let error = searcher
+        .load_model(files(std::fs::read(&other).unwrap()))
+        .expect_err("refused")
+        .to_string();
     assert!(error.contains("does not match the index"), "{error}");
     assert!(!searcher.model_ready());
-    searcher.load_model(files(std::fs::read(out.path().join("model/model.safetensors")).unwrap())).unwrap();
+    searcher
+        .load_model(files(
+            std::fs::read(out.path().join("model/model.safetensors")).unwrap(),
+        ))
+        .unwrap();
     assert!(searcher.model_ready());
 }
 
@@ -140,22 +213,45 @@ fn a_hit_found_by_meaning_gets_the_closest_sentence_as_its_match() {
     .unwrap();
     let cairn = env!("CARGO_BIN_EXE_cairn");
     let status = Command::new(cairn)
-        .args(["index", dir.path().to_str().unwrap(), "--out", out.path().to_str().unwrap(), "--model", model_dir().to_str().unwrap()])
+        .args([
+            "index",
+            dir.path().to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+            "--model",
+            model_dir().to_str().unwrap(),
+        ])
         .status()
         .unwrap();
     assert!(status.success());
     let o = Command::new(cairn)
-        .args(["search", out.path().to_str().unwrap(), "cafés in Japan", "--json", "--mode", "semantic"])
+        .args([
+            "search",
+            out.path().to_str().unwrap(),
+            "cafés in Japan",
+            "--json",
+            "--mode",
+            "semantic",
+        ])
         .output()
         .unwrap();
     let hits: Value = serde_json::from_slice(&o.stdout).unwrap();
     let hit = &hits[0];
-    assert!(hit["highlights"].as_array().unwrap().is_empty(), "no query word is in the text");
+    assert!(
+        hit["highlights"].as_array().unwrap().is_empty(),
+        "no query word is in the text"
+    );
     let text = hit["text"].as_str().unwrap();
     let units: Vec<u16> = text.encode_utf16().collect();
-    let (start, length) = (hit["match"]["start"].as_u64().unwrap() as usize, hit["match"]["length"].as_u64().unwrap() as usize);
+    let (start, length) = (
+        hit["match"]["start"].as_u64().unwrap() as usize,
+        hit["match"]["length"].as_u64().unwrap() as usize,
+    );
     let sentence = String::from_utf16(&units[start..start + length]).unwrap();
-    assert_eq!(sentence, "The espresso bars of Tokyo open early and serve strong coffee.");
+    assert_eq!(
+        sentence,
+        "The espresso bars of Tokyo open early and serve strong coffee."
+    );
 }
 
 #[test]
@@ -170,7 +266,14 @@ fn with_a_model_every_chunk_fits_the_models_window() {
     std::fs::write(&corpus, format!("{record}\n")).unwrap();
     let build = |out: &Path, extra: &[&str]| {
         let status = Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args(["index", corpus.to_str().unwrap(), "--out", out.to_str().unwrap(), "--chunk-words", "400"])
+            .args([
+                "index",
+                corpus.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--chunk-words",
+                "400",
+            ])
             .args(["--model", model_dir().to_str().unwrap()])
             .args(extra)
             .status()
@@ -179,13 +282,25 @@ fn with_a_model_every_chunk_fits_the_models_window() {
         cairn::index::format::read(&std::fs::read(out.join("index.cairn")).unwrap()).unwrap()
     };
     let index = build(&dir.path().join("embedded"), &[]);
-    let counter = Embedder::load(ModelFiles::read_dir(&model_dir()).unwrap()).unwrap().token_counter().unwrap();
+    let counter = Embedder::load(ModelFiles::read_dir(&model_dir()).unwrap())
+        .unwrap()
+        .token_counter()
+        .unwrap();
     assert_eq!(counter.window(), 254, "256 less [CLS] and [SEP]");
     assert!(index.chunks.len() >= 3, "{} chunks", index.chunks.len());
     for chunk in &index.chunks {
         let tokens = counter.count(&cairn::index::indexed_text(&index.documents[0], chunk));
-        assert!(tokens <= counter.window(), "chunk {} has {tokens} tokens", chunk.chunk_index);
+        assert!(
+            tokens <= counter.window(),
+            "chunk {} has {tokens} tokens",
+            chunk.chunk_index
+        );
     }
     // Without a model, the word bound alone keeps the record whole.
-    assert_eq!(build(&dir.path().join("lexical"), &["--no-embed"]).chunks.len(), 1);
+    assert_eq!(
+        build(&dir.path().join("lexical"), &["--no-embed"])
+            .chunks
+            .len(),
+        1
+    );
 }

@@ -14,7 +14,9 @@ use cairn::index::build::{build, ChunkEmbedder, VectorOptions};
 use cairn::index::vector::{GraphSettings, ModelIdentity, Precision};
 use cairn::index::{Chunk, Document, Index, IndexSettings, Timestamp};
 use cairn::ingest::{RawLink, SourceDocument};
-use cairn::search::highlight::{best_lexical_sentence, highlights, match_range, sentences, snippet, term_matches};
+use cairn::search::highlight::{
+    best_lexical_sentence, highlights, match_range, sentences, snippet, term_matches,
+};
 use cairn::search::{limits, search, QueryContext};
 use proptest::prelude::*;
 use serde_json::json;
@@ -23,10 +25,61 @@ use serde_json::json;
 
 /// Pieces text is made of: words, every kind of awkward character, sentence ends and spaces.
 const PIECES: &[&str] = &[
-    "search", "Searching", "café", "CAFÉ", "naïve", "résumé", "index", "the", "a", "I", "x", "42", "3.14", "don't", "user’s",
-    "🔍", "🏔️", "👩‍👩‍👧", "👍🏽", "🇩🇪", "❤\u{fe0f}", "e\u{301}", "a\u{308}\u{332}", "\u{301}", "\u{200d}", "\u{fe0f}",
-    "東京", "検索", "日本語", "。", "한국어", "مرحبا", "שלום", "Ωμέγα", "ﬁ", "ß", "İ",
-    " ", "  ", "\n", "\n\n", "\t", "\u{a0}", "\u{3000}", "\u{2028}", ".", "!", "?", "…", "—", "\"", "(", ")", "Dr.", "e.g.",
+    "search",
+    "Searching",
+    "café",
+    "CAFÉ",
+    "naïve",
+    "résumé",
+    "index",
+    "the",
+    "a",
+    "I",
+    "x",
+    "42",
+    "3.14",
+    "don't",
+    "user’s",
+    "🔍",
+    "🏔️",
+    "👩‍👩‍👧",
+    "👍🏽",
+    "🇩🇪",
+    "❤\u{fe0f}",
+    "e\u{301}",
+    "a\u{308}\u{332}",
+    "\u{301}",
+    "\u{200d}",
+    "\u{fe0f}",
+    "東京",
+    "検索",
+    "日本語",
+    "。",
+    "한국어",
+    "مرحبا",
+    "שלום",
+    "Ωμέγα",
+    "ﬁ",
+    "ß",
+    "İ",
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    "\t",
+    "\u{a0}",
+    "\u{3000}",
+    "\u{2028}",
+    ".",
+    "!",
+    "?",
+    "…",
+    "—",
+    "\"",
+    "(",
+    ")",
+    "Dr.",
+    "e.g.",
 ];
 
 fn text() -> impl Strategy<Value = String> {
@@ -39,7 +92,9 @@ fn text() -> impl Strategy<Value = String> {
 
 fn slice16(text: &str, start: u32, end: u32) -> Option<String> {
     let units: Vec<u16> = text.encode_utf16().collect();
-    (start <= end && end as usize <= units.len()).then(|| String::from_utf16(&units[start as usize..end as usize]).ok()).flatten()
+    (start <= end && end as usize <= units.len())
+        .then(|| String::from_utf16(&units[start as usize..end as usize]).ok())
+        .flatten()
 }
 
 proptest! {
@@ -106,7 +161,9 @@ fn embed(text: &str) -> Vec<f32> {
     let mut v = vec![0f32; DIM];
     v[0] = 0.01;
     for word in text.split_whitespace() {
-        let h = word.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        let h = word.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        });
         v[(h % DIM as u64) as usize] += 1.0;
     }
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -115,45 +172,97 @@ fn embed(text: &str) -> Vec<f32> {
 
 fn sources() -> Vec<SourceDocument> {
     let texts = [
-        ("guide/install.md", DocType::Md, "Installing cairn", Some(r#"{"tags":["setup"],"year":2023}"#), Some(1_700_000_000), &["Install with cargo. It builds an index.", "Run cairn index docs. 🔍 Search is instant.", ""][..]),
-        ("international.md", DocType::Md, "Café in Zürich", Some(r#"{"tags":["travel","de"],"year":2021}"#), Some(1_600_000_000), &["Das Café serviert Kaffee. Naïve résumés, 東京 and 🏔️.", "e\u{301}tude, 👩‍👩‍👧 families search"][..]),
-        ("notes.txt", DocType::Text, "notes", None, None, &["Notes about search, ranking and BM25.\n\nEmbeddings too."][..]),
-        ("site/index.html", DocType::Html, "Home", Some(r#"{"tags":"single"}"#), Some(1_735_000_000), &["Welcome. Search the docs.", "The API returns highlights in UTF-16."][..]),
+        (
+            "guide/install.md",
+            DocType::Md,
+            "Installing cairn",
+            Some(r#"{"tags":["setup"],"year":2023}"#),
+            Some(1_700_000_000),
+            &[
+                "Install with cargo. It builds an index.",
+                "Run cairn index docs. 🔍 Search is instant.",
+                "",
+            ][..],
+        ),
+        (
+            "international.md",
+            DocType::Md,
+            "Café in Zürich",
+            Some(r#"{"tags":["travel","de"],"year":2021}"#),
+            Some(1_600_000_000),
+            &[
+                "Das Café serviert Kaffee. Naïve résumés, 東京 and 🏔️.",
+                "e\u{301}tude, 👩‍👩‍👧 families search",
+            ][..],
+        ),
+        (
+            "notes.txt",
+            DocType::Text,
+            "notes",
+            None,
+            None,
+            &["Notes about search, ranking and BM25.\n\nEmbeddings too."][..],
+        ),
+        (
+            "site/index.html",
+            DocType::Html,
+            "Home",
+            Some(r#"{"tags":"single"}"#),
+            Some(1_735_000_000),
+            &[
+                "Welcome. Search the docs.",
+                "The API returns highlights in UTF-16.",
+            ][..],
+        ),
     ];
     texts
         .iter()
-        .map(|(id, doc_type, title, metadata, time, chunks)| SourceDocument {
-            document: Document {
-                id: id.to_string(),
-                doc_type: *doc_type,
-                title: title.to_string(),
-                url: Some(format!("https://example.org/{id}")),
-                metadata: metadata.map(str::to_string),
-                created: time.map(|t| Timestamp { iso: format!("@{t}"), unix_seconds: t }),
-                updated: None,
+        .map(
+            |(id, doc_type, title, metadata, time, chunks)| SourceDocument {
+                document: Document {
+                    id: id.to_string(),
+                    doc_type: *doc_type,
+                    title: title.to_string(),
+                    url: Some(format!("https://example.org/{id}")),
+                    metadata: metadata.map(str::to_string),
+                    created: time.map(|t| Timestamp {
+                        iso: format!("@{t}"),
+                        unix_seconds: t,
+                    }),
+                    updated: None,
+                },
+                chunks: chunks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, text)| Chunk {
+                        doc: 0,
+                        chunk_index: i as u32,
+                        heading_path: vec![title.to_string(), format!("Part {i}")],
+                        anchor: Some(format!("part-{i}")),
+                        text: text.to_string(),
+                        line_start: 1 + 3 * i as u32,
+                        line_end: 2 + 3 * i as u32,
+                        source_offset: 50 * i as u64,
+                        pages: None,
+                    })
+                    .collect(),
+                links: vec![
+                    RawLink {
+                        target: "/guide/install.md".into(),
+                        text: "install".into(),
+                    },
+                    RawLink {
+                        target: "/notes.txt".into(),
+                        text: "notes".into(),
+                    },
+                    RawLink {
+                        target: "/international.md".into(),
+                        text: "café".into(),
+                    },
+                ],
+                origin: id.to_string(),
             },
-            chunks: chunks
-                .iter()
-                .enumerate()
-                .map(|(i, text)| Chunk {
-                    doc: 0,
-                    chunk_index: i as u32,
-                    heading_path: vec![title.to_string(), format!("Part {i}")],
-                    anchor: Some(format!("part-{i}")),
-                    text: text.to_string(),
-                    line_start: 1 + 3 * i as u32,
-                    line_end: 2 + 3 * i as u32,
-                    source_offset: 50 * i as u64,
-                    pages: None,
-                })
-                .collect(),
-            links: vec![
-                RawLink { target: "/guide/install.md".into(), text: "install".into() },
-                RawLink { target: "/notes.txt".into(), text: "notes".into() },
-                RawLink { target: "/international.md".into(), text: "café".into() },
-            ],
-            origin: id.to_string(),
-        })
+        )
         .collect()
 }
 
@@ -189,7 +298,9 @@ fn indexes() -> &'static [Index] {
 
 #[test]
 fn the_indexes_are_what_the_properties_need() {
-    let [lexical, scanned, graph] = indexes() else { panic!() };
+    let [lexical, scanned, graph] = indexes() else {
+        panic!()
+    };
     assert!(lexical.vectors.is_none());
     assert!(!scanned.vectors.as_ref().unwrap().has_graph());
     assert!(graph.vectors.as_ref().unwrap().has_graph());
@@ -212,10 +323,42 @@ fn options() -> impl Strategy<Value = SearchOptions> {
         Some(json!({"nothing": 1})),
     ]);
     (
-        (1u32..=limits::LIMIT, prop::sample::select(vec![SearchMode::Lexical, SearchMode::Semantic, SearchMode::Hybrid]), prop::sample::select(vec![Fusion::Rrf, Fusion::Weighted]), finite(0.0, 1e30), finite(0.0, 1.0), prop::option::of(0u32..=limits::CANDIDATES)),
-        (any::<bool>(), any::<bool>(), 0u32..=limits::SNIPPET_LENGTH, any::<bool>(), 0u32..=limits::EXPAND, any::<bool>(), 1u32..=2, 0u32..=limits::MAX_LINKS),
-        (filter, any::<u32>(), finite(0.0, 1e30), finite(1e-30, 1e30), prop::option::of(finite(-1e300, 1e300))),
-        (any::<bool>(), prop_oneof![any::<bool>().prop_map(Fuzzy::On), (0u32..=2).prop_map(Fuzzy::MaxDistance)]),
+        (
+            1u32..=limits::LIMIT,
+            prop::sample::select(vec![
+                SearchMode::Lexical,
+                SearchMode::Semantic,
+                SearchMode::Hybrid,
+            ]),
+            prop::sample::select(vec![Fusion::Rrf, Fusion::Weighted]),
+            finite(0.0, 1e30),
+            finite(0.0, 1.0),
+            prop::option::of(0u32..=limits::CANDIDATES),
+        ),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            0u32..=limits::SNIPPET_LENGTH,
+            any::<bool>(),
+            0u32..=limits::EXPAND,
+            any::<bool>(),
+            1u32..=2,
+            0u32..=limits::MAX_LINKS,
+        ),
+        (
+            filter,
+            any::<u32>(),
+            finite(0.0, 1e30),
+            finite(1e-30, 1e30),
+            prop::option::of(finite(-1e300, 1e300)),
+        ),
+        (
+            any::<bool>(),
+            prop_oneof![
+                any::<bool>().prop_map(Fuzzy::On),
+                (0u32..=2).prop_map(Fuzzy::MaxDistance)
+            ],
+        ),
     )
         .prop_map(|(a, b, c, d)| SearchOptions {
             limit: a.0,

@@ -14,7 +14,9 @@ use wasm_bindgen_test::*;
 const INDEX: &[u8] = include_bytes!("../target/test-fixtures/lexical/index.cairn");
 
 fn get(value: &JsValue, path: &str) -> JsValue {
-    path.split('.').fold(value.clone(), |v, key| Reflect::get(&v, &key.into()).unwrap())
+    path.split('.').fold(value.clone(), |v, key| {
+        Reflect::get(&v, &key.into()).unwrap()
+    })
 }
 
 fn options(json: &str) -> Option<JsValue> {
@@ -32,7 +34,10 @@ fn q(text: &str) -> JsValue {
 
 fn message(error: wasm_bindgen::JsError) -> String {
     let value: JsValue = error.into();
-    value.dyn_into::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default()
+    value
+        .dyn_into::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .unwrap_or_default()
 }
 
 #[wasm_bindgen_test]
@@ -40,12 +45,23 @@ fn loads_and_searches() {
     let index = open(INDEX).unwrap();
     assert_eq!(index.document_count(), 6);
     assert!(!index.has_vectors());
-    let hits: js_sys::Array = index.search(q("installing the target"), options(r#"{"limit": 3}"#)).unwrap().dyn_into().unwrap();
+    let hits: js_sys::Array = index
+        .search(q("installing the target"), options(r#"{"limit": 3}"#))
+        .unwrap()
+        .dyn_into()
+        .unwrap();
     assert!(hits.length() >= 1 && hits.length() <= 3);
     let top = hits.get(0);
-    assert_eq!(get(&top, "citation.docId").as_string().unwrap(), "guide/install.md");
+    assert_eq!(
+        get(&top, "citation.docId").as_string().unwrap(),
+        "guide/install.md"
+    );
     assert_eq!(get(&top, "rank").as_f64(), Some(1.0));
-    assert_eq!(get(&top, "scoreKind").as_string().unwrap(), "bm25", "hybrid falls back to lexical without vectors");
+    assert_eq!(
+        get(&top, "scoreKind").as_string().unwrap(),
+        "bm25",
+        "hybrid falls back to lexical without vectors"
+    );
     assert_eq!(get(&top, "signals.lexical.rank").as_f64(), Some(1.0));
     assert!(get(&top, "signals.semantic").is_undefined());
     // Defaults apply when options are left out.
@@ -57,7 +73,10 @@ fn loads_and_searches() {
 fn highlights_slice_in_utf16() {
     let index = open(INDEX).unwrap();
     let hits: js_sys::Array = index
-        .search(q("cafe 東京 search developers"), options(r#"{"mode": "lexical", "limit": 10, "highlight": true}"#))
+        .search(
+            q("cafe 東京 search developers"),
+            options(r#"{"mode": "lexical", "limit": 10, "highlight": true}"#),
+        )
         .unwrap()
         .dyn_into()
         .unwrap();
@@ -66,12 +85,18 @@ fn highlights_slice_in_utf16() {
         let text: JsString = get(&hit, "text").dyn_into().unwrap();
         let highlights: js_sys::Array = get(&hit, "highlights").dyn_into().unwrap();
         for h in highlights.iter() {
-            let (start, end) = (get(&h, "start").as_f64().unwrap() as u32, get(&h, "end").as_f64().unwrap() as u32);
+            let (start, end) = (
+                get(&h, "start").as_f64().unwrap() as u32,
+                get(&h, "end").as_f64().unwrap() as u32,
+            );
             words.push(String::from(text.slice(start, end)));
         }
     }
     for expected in ["café", "東", "京", "search", "developers"] {
-        assert!(words.iter().any(|w| w == expected), "{expected} not in {words:?}");
+        assert!(
+            words.iter().any(|w| w == expected),
+            "{expected} not in {words:?}"
+        );
     }
 }
 
@@ -80,19 +105,39 @@ fn damaged_bytes_and_bad_options_are_js_errors() {
     let mut flipped = INDEX.to_vec();
     let middle = flipped.len() / 2;
     flipped[middle] ^= 0x5a;
-    for (bytes, expected) in
-        [(&INDEX[..INDEX.len() - 7], "truncated"), (&flipped[..], "damaged"), (&b"<html>not an index</html>"[..], "not a cairn index")]
-    {
+    for (bytes, expected) in [
+        (&INDEX[..INDEX.len() - 7], "truncated"),
+        (&flipped[..], "damaged"),
+        (&b"<html>not an index</html>"[..], "not a cairn index"),
+    ] {
         let error = open(bytes).err().expect("an error");
         let text = message(error);
         assert!(text.contains(expected), "{text}");
     }
     let index = open(INDEX).unwrap();
-    let text = message(index.search(q("x"), options(r#"{"limt": 5}"#)).err().unwrap());
-    assert!(text.contains("invalid search options") && text.contains("limt"), "{text}");
-    let text = message(index.search(q("cairn"), options(r#"{"mode": "semantic"}"#)).err().unwrap());
+    let text = message(
+        index
+            .search(q("x"), options(r#"{"limt": 5}"#))
+            .err()
+            .unwrap(),
+    );
+    assert!(
+        text.contains("invalid search options") && text.contains("limt"),
+        "{text}"
+    );
+    let text = message(
+        index
+            .search(q("cairn"), options(r#"{"mode": "semantic"}"#))
+            .err()
+            .unwrap(),
+    );
     assert!(text.contains("no embeddings"), "{text}");
-    let text = message(index.search(q("x"), options(r#"{"limit": 0}"#)).err().unwrap());
+    let text = message(
+        index
+            .search(q("x"), options(r#"{"limit": 0}"#))
+            .err()
+            .unwrap(),
+    );
     assert!(text.contains("limit"), "{text}");
 }
 
@@ -108,41 +153,97 @@ fn build_context_round_trips_in_javascript() {
     let index = open(LINKED).unwrap();
     for order in ["score", "document", "recency"] {
         let response = index
-            .build_context(q("cairns alpine routes fog"), options(&format!(r#"{{"tokenBudget": 60, "order": "{order}", "limit": 10}}"#)))
+            .build_context(
+                q("cairns alpine routes fog"),
+                options(&format!(
+                    r#"{{"tokenBudget": 60, "order": "{order}", "limit": 10}}"#
+                )),
+            )
             .unwrap();
         let candidates = array(get(&response, "candidates"));
         let mut admitted: Vec<(u32, String)> = candidates
             .iter()
             .filter(|c| get(c, "admitted").as_bool() == Some(true))
-            .map(|c| (get(&c, "promptPosition").as_f64().unwrap() as u32, get(&c, "promptFragment").as_string().unwrap()))
+            .map(|c| {
+                (
+                    get(&c, "promptPosition").as_f64().unwrap() as u32,
+                    get(&c, "promptFragment").as_string().unwrap(),
+                )
+            })
             .collect();
         admitted.sort();
         let joined: Vec<String> = admitted.into_iter().map(|(_, f)| f).collect();
-        assert_eq!(joined.join("\n\n"), get(&response, "prompt").as_string().unwrap(), "order {order}");
-        assert!(candidates.iter().all(|c| (get(&c, "admitted").as_bool() == Some(false)) == !get(&c, "reason").is_undefined()));
+        assert_eq!(
+            joined.join("\n\n"),
+            get(&response, "prompt").as_string().unwrap(),
+            "order {order}"
+        );
+        assert!(candidates
+            .iter()
+            .all(|c| (get(&c, "admitted").as_bool() == Some(false))
+                == !get(&c, "reason").is_undefined()));
     }
 }
 
 #[wasm_bindgen_test]
 fn documents_links_related_and_filters_in_javascript() {
     let index = open(LINKED).unwrap();
-    let response = index.search_documents(q("cairns"), options(r#"{"facets": ["tags"], "filter": {"tags": "shared"}}"#)).unwrap();
+    let response = index
+        .search_documents(
+            q("cairns"),
+            options(r#"{"facets": ["tags"], "filter": {"tags": "shared"}}"#),
+        )
+        .unwrap();
     let results = array(get(&response, "results"));
-    let docs: Vec<String> = results.iter().map(|r| get(&r, "docId").as_string().unwrap()).collect();
-    assert!(docs.iter().all(|d| d == "alpine.md" || d == "valley.md"), "{docs:?}");
-    assert_eq!(get(&response, "facets.tags.shared").as_f64(), Some(docs.len() as f64));
-    let hits = array(index.search(q("glacier valley"), options(r#"{"limit": 1, "related": true}"#)).unwrap());
-    assert_eq!(get(&hits.get(1), "citation.docId").as_string().unwrap(), "valley.md");
-    assert_eq!(get(&hits.get(1), "via.text").as_string().unwrap(), "see the valley notes");
-    assert_eq!(get(&hits.get(0), "links").dyn_into::<js_sys::Array>().unwrap().length(), 1);
+    let docs: Vec<String> = results
+        .iter()
+        .map(|r| get(&r, "docId").as_string().unwrap())
+        .collect();
+    assert!(
+        docs.iter().all(|d| d == "alpine.md" || d == "valley.md"),
+        "{docs:?}"
+    );
+    assert_eq!(
+        get(&response, "facets.tags.shared").as_f64(),
+        Some(docs.len() as f64)
+    );
+    let hits = array(
+        index
+            .search(
+                q("glacier valley"),
+                options(r#"{"limit": 1, "related": true}"#),
+            )
+            .unwrap(),
+    );
+    assert_eq!(
+        get(&hits.get(1), "citation.docId").as_string().unwrap(),
+        "valley.md"
+    );
+    assert_eq!(
+        get(&hits.get(1), "via.text").as_string().unwrap(),
+        "see the valley notes"
+    );
+    assert_eq!(
+        get(&hits.get(0), "links")
+            .dyn_into::<js_sys::Array>()
+            .unwrap()
+            .length(),
+        1
+    );
     assert_eq!(get(&hits.get(0), "metadata.year").as_f64(), Some(2020.0));
 }
 
 #[wasm_bindgen_test]
 fn match_and_snippet_slice_in_utf16_on_accents_cjk_and_emoji() {
     let index = open(INDEX).unwrap();
-    let hits =
-        array(index.search(q("café 東京 search"), options(r#"{"mode": "lexical", "highlight": true, "snippetLength": 40}"#)).unwrap());
+    let hits = array(
+        index
+            .search(
+                q("café 東京 search"),
+                options(r#"{"mode": "lexical", "highlight": true, "snippetLength": 40}"#),
+            )
+            .unwrap(),
+    );
     let mut checked = 0;
     for hit in hits.iter() {
         let text: JsString = get(&hit, "text").dyn_into().unwrap();
@@ -153,8 +254,14 @@ fn match_and_snippet_slice_in_utf16_on_accents_cjk_and_emoji() {
         }
         let snippet: JsString = get(&hit, "snippet.text").dyn_into().unwrap();
         for h in array(get(&hit, "snippet.highlights")).iter() {
-            let word = String::from(snippet.slice(get(&h, "start").as_f64().unwrap() as u32, get(&h, "end").as_f64().unwrap() as u32));
-            assert!(["café", "cafés", "東", "京", "search"].contains(&word.as_str()), "{word}");
+            let word = String::from(snippet.slice(
+                get(&h, "start").as_f64().unwrap() as u32,
+                get(&h, "end").as_f64().unwrap() as u32,
+            ));
+            assert!(
+                ["café", "cafés", "東", "京", "search"].contains(&word.as_str()),
+                "{word}"
+            );
             checked += 1;
         }
     }
@@ -165,20 +272,48 @@ fn match_and_snippet_slice_in_utf16_on_accents_cjk_and_emoji() {
 async fn errors_leave_the_index_answering() {
     let index = open(INDEX).unwrap();
     let ids = |index: &SearchIndex| -> Vec<String> {
-        array(index.search(q("installing the target"), None).unwrap()).iter().map(|h| get(&h, "id").as_string().unwrap()).collect()
+        array(index.search(q("installing the target"), None).unwrap())
+            .iter()
+            .map(|h| get(&h, "id").as_string().unwrap())
+            .collect()
     };
     let before = ids(&index);
     let nan = js_sys::Object::new();
     Reflect::set(&nan, &"limit".into(), &f64::NAN.into()).unwrap();
     let function: JsValue = js_sys::Function::new_no_args("return 1").into();
     let failures = [
-        (index.search(JsValue::from(42), None).err(), "the query must be a string, not a number"),
-        (index.search(q("x"), Some(function)).err(), "options must be an object, not a function"),
-        (index.search_documents(q("x"), Some(nan.into())).err(), "limit must be a finite number, not NaN"),
-        (index.build_context(JsValue::NULL, None).err(), "the query must be a string, not null"),
-        (index.search_with_vector(q("x"), JsValue::from("abc"), None).err(), "the vector must be a Float32Array"),
-        (index.load_model_from_bytes(JsValue::from(1), JsValue::from(2), JsValue::from(3)).err(), "the weights must be a Uint8Array"),
-        (SearchIndex::from_bytes(JsValue::from("abc")).err(), "the index must be a Uint8Array, not a string"),
+        (
+            index.search(JsValue::from(42), None).err(),
+            "the query must be a string, not a number",
+        ),
+        (
+            index.search(q("x"), Some(function)).err(),
+            "options must be an object, not a function",
+        ),
+        (
+            index.search_documents(q("x"), Some(nan.into())).err(),
+            "limit must be a finite number, not NaN",
+        ),
+        (
+            index.build_context(JsValue::NULL, None).err(),
+            "the query must be a string, not null",
+        ),
+        (
+            index
+                .search_with_vector(q("x"), JsValue::from("abc"), None)
+                .err(),
+            "the vector must be a Float32Array",
+        ),
+        (
+            index
+                .load_model_from_bytes(JsValue::from(1), JsValue::from(2), JsValue::from(3))
+                .err(),
+            "the weights must be a Uint8Array",
+        ),
+        (
+            SearchIndex::from_bytes(JsValue::from("abc")).err(),
+            "the index must be a Uint8Array, not a string",
+        ),
     ];
     for (error, expected) in failures {
         let text = message(error.expect(expected));
@@ -186,11 +321,27 @@ async fn errors_leave_the_index_answering() {
         assert_eq!(ids(&index), before, "after {expected}");
     }
     // A download that cannot happen rejects, and the index still answers.
-    let refused = JsFuture::from(index.load_model(q("http://127.0.0.1:1/model"), None)).await.unwrap_err();
-    let text = refused.dyn_into::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default();
-    assert!(text.starts_with("cannot fetch http://127.0.0.1:1/model/config.json"), "{text}");
-    let text = message(SearchIndex::load(q("http://127.0.0.1:1/index.cairn"), None).await.err().unwrap());
-    assert!(text.starts_with("cannot fetch http://127.0.0.1:1/index.cairn"), "{text}");
+    let refused = JsFuture::from(index.load_model(q("http://127.0.0.1:1/model"), None))
+        .await
+        .unwrap_err();
+    let text = refused
+        .dyn_into::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("cannot fetch http://127.0.0.1:1/model/config.json"),
+        "{text}"
+    );
+    let text = message(
+        SearchIndex::load(q("http://127.0.0.1:1/index.cairn"), None)
+            .await
+            .err()
+            .unwrap(),
+    );
+    assert!(
+        text.starts_with("cannot fetch http://127.0.0.1:1/index.cairn"),
+        "{text}"
+    );
     assert_eq!(ids(&index), before);
     assert!(!index.model_ready());
 }

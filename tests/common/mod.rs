@@ -5,12 +5,20 @@ use std::process::{Command, Output};
 
 /// Runs `cairn` with `args`.
 pub fn cairn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cairn")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("cairn runs")
+    Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cairn runs")
 }
 
 /// Runs `cairn`, asserting it succeeds; its standard output.
 pub fn ok(args: &[&str]) -> String {
     let out = cairn(args);
-    assert!(out.status.success(), "cairn {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cairn {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
