@@ -10,7 +10,8 @@ use anyhow::{bail, Context, Result};
 use cairn::chunk::{ChunkLimit, TokenLimit};
 use cairn::embed::{self, Embedder, ModelFiles};
 use cairn::hit::{
-    ContextOptions, DocumentSearchOptions, Fusion, Options, SearchHit, SearchMode, SearchOptions,
+    ContextOptions, DocumentSearchOptions, Fusion, Options, Rerank, SearchHit, SearchMode,
+    SearchOptions,
 };
 use cairn::index::{build, format, vector, IndexSettings};
 use cairn::{eval, ingest, Searcher};
@@ -145,6 +146,13 @@ struct SearchArgs {
     /// Weight of the semantic signal in weighted fusion (0 to 1).
     #[arg(long, default_value_t = 0.5)]
     semantic_weight: f32,
+    /// Rerank the best fused candidates with the cross-encoder in this folder
+    /// (BertForSequenceClassification: config.json, tokenizer.json, model.safetensors).
+    #[arg(long, value_name = "DIR")]
+    rerank: Option<PathBuf>,
+    /// How many candidates --rerank scores.
+    #[arg(long, default_value_t = 50, requires = "rerank")]
+    rerank_top_n: u32,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -190,6 +198,10 @@ impl SearchArgs {
             semantic_weight: self.semantic_weight,
             // The command line shows where terms matched.
             highlight: true,
+            rerank: self.rerank.as_ref().map(|dir| Rerank {
+                model: dir.display().to_string(),
+                top_n: self.rerank_top_n,
+            }),
             ..SearchOptions::default()
         }
     }
@@ -607,12 +619,19 @@ fn run_search(
     request: SearchRequest,
     json: bool,
 ) -> Result<()> {
-    let mode = match request.output {
-        Output::Hits => request.parse::<SearchOptions>()?.mode,
-        Output::Documents => request.parse::<DocumentSearchOptions>()?.search.mode,
-        Output::Context => request.parse::<ContextOptions>()?.search.mode,
+    let search = match request.output {
+        Output::Hits => request.parse::<SearchOptions>()?,
+        Output::Documents => request.parse::<DocumentSearchOptions>()?.search,
+        Output::Context => request.parse::<ContextOptions>()?.search,
     };
-    let searcher = open(path, mode)?;
+    let mut searcher = open(path, search.mode)?;
+    if let Some(rerank) = &search.rerank {
+        let files = ModelFiles::read_dir(Path::new(&rerank.model))
+            .with_context(|| format!("cannot load the cross-encoder {}", rerank.model))?;
+        searcher
+            .load_reranker(&rerank.model, files)
+            .with_context(|| format!("cannot load the cross-encoder {}", rerank.model))?;
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let answer = |query: &str| -> Result<serde_json::Value> {

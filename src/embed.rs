@@ -173,7 +173,7 @@ impl Embedder {
 
 /// Checks that a config describes a BERT that can be built and run, before candle divides by
 /// its head count or allocates by its sizes: a bad config is an error that names the field.
-fn check_config(config: &Config) -> Result<()> {
+pub(crate) fn check_config(config: &Config) -> Result<()> {
     let bad = |m: String| {
         Err(Error::Model(format!("config.json describes an impossible model: {m}; use the config.json of the model the index was built with")))
     };

@@ -32,9 +32,16 @@ pub struct SearchHit {
     /// `scoreKind`.
     pub score: f32,
     /// The scale of `score`: `bm25` (lexical), `cosine` (semantic), `rrf` (hybrid, reciprocal
-    /// rank fusion: a sum of 1/(k + rank), small numbers that are not similarities) or `weighted`
-    /// (hybrid, a weighted sum of min-max normalized signal scores, in [0, 1]).
+    /// rank fusion: a sum of 1/(k + rank), small numbers that are not similarities), `weighted`
+    /// (hybrid, a weighted sum of min-max normalized signal scores, in [0, 1]) or `reranker`
+    /// (a cross-encoder's relevance in [0, 1], with `rerank`: the one scale that means the same
+    /// in every mode, the place for a quality cutoff).
     pub score_kind: ScoreKind,
+    /// The cross-encoder's relevance in [0, 1], on the hits `rerank` scored (its `topN`); the
+    /// hits after them keep their retrieval order and have none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub reranker_score: Option<f32>,
     /// The chunk's text.
     pub text: String,
     /// Where the text came from. Always render it.
@@ -54,8 +61,8 @@ pub struct SearchHit {
     pub snippet: Option<Snippet>,
     /// Each retrieval signal that found this hit, with its rank and score there.
     pub signals: Signals,
-    /// Where retrieval (fusion) put this hit, before any later reordering (the recency boost);
-    /// compare with `rank` to see what moved it. Absent on a `related` hit no signal retrieved.
+    /// Where retrieval (fusion) put this hit, before any later reordering (the recency boost,
+    /// reranking); compare with `rank` to see what moved it. Absent on a `related` hit no signal retrieved.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub retrieval_rank: Option<u32>,
@@ -82,6 +89,11 @@ pub struct SearchHit {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub via: Option<Via>,
+    /// A few sentences of the document that say what it is about (extractive, chosen when the
+    /// index was built). Only with `includeSummary`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub summary: Option<String>,
     /// Front-matter or JSONL `metadata` of the document.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional, type = "Record<string, unknown>")]
@@ -225,12 +237,22 @@ pub struct Neighbors {
 pub struct HitLink {
     /// The other document's id.
     pub target_id: String,
+    /// What kind of source the other document is.
+    pub target_type: DocType,
     /// The other document's title.
     pub title: String,
     /// The link's own words.
     pub text: String,
     /// `out`: this document links to the other; `in`: the other links here.
     pub direction: LinkDirection,
+    /// The relationship the link states (HTML `rel`, a Markdown link's title), read in the
+    /// direction travelled: on an `out` link, what the other document is to this one, as
+    /// written; on an `in` link, what this one is to the other, so a known pair reads inverted
+    /// (`next` ↔ `prev`) and any other as `"<rel> of"` ("license of"). Absent when the source
+    /// states none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub rel: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Tsify)]
@@ -261,6 +283,7 @@ pub enum ScoreKind {
     Cosine,
     Rrf,
     Weighted,
+    Reranker,
 }
 
 /// Where a hit's text came from.
@@ -270,7 +293,16 @@ pub struct Citation {
     /// The document's id: a JSONL record's own `_id`/`id`, or the file's path under its input.
     pub doc_id: String,
     pub doc_type: DocType,
+    /// What the text is: a section of a document, a web page's body, a PDF page, a record's
+    /// field, a text file's passage. A recalled record and a manual's section are different
+    /// kinds of claim.
+    pub kind: CitationKind,
     pub title: String,
+    /// Who wrote the document, when its source names someone (front matter or JSONL `author`,
+    /// `<meta name="author">`): a note by someone, not the document restating itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub author: Option<String>,
     /// Where a reader opens the document, with `#anchor` of the heading when the source has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
@@ -294,6 +326,34 @@ pub struct Citation {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub page_to: Option<u32>,
+}
+
+/// What a hit's text is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub enum CitationKind {
+    /// A passage of a Markdown document, under its headings (`headingPath`).
+    Section,
+    /// The body of an HTML page (its `<main>`, `<article>` or marked content), under its headings.
+    Page,
+    /// Text of a PDF, on the pages `pageFrom`..`pageTo`.
+    PdfPage,
+    /// The `text` field of a JSONL record.
+    RecordField,
+    /// A passage of a plain text file.
+    Passage,
+}
+
+impl CitationKind {
+    pub fn of(doc_type: DocType) -> Self {
+        match doc_type {
+            DocType::Md => CitationKind::Section,
+            DocType::Html => CitationKind::Page,
+            DocType::Pdf => CitationKind::PdfPage,
+            DocType::Jsonl => CitationKind::RecordField,
+            DocType::Text => CitationKind::Passage,
+        }
+    }
 }
 
 /// A query term's occurrence in a text, in UTF-16 code units: `text.slice(start, end)`.
@@ -444,6 +504,38 @@ pub struct SearchOptions {
     /// `<cairn-search>`): see `Fuzzy`.
     #[tsify(optional)]
     pub fuzzy: Fuzzy,
+    /// Add each hit's document `summary` (default false).
+    #[tsify(optional)]
+    pub include_summary: bool,
+    /// Rerank the best fused candidates with a cross-encoder (default off): see `Rerank`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub rerank: Option<Rerank>,
+}
+
+/// Cross-encoder reranking: the `topN` best fused candidates are scored as (query, chunk) pairs
+/// by a BERT cross-encoder (`BertForSequenceClassification`); `score` becomes its relevance
+/// (the logit's sigmoid, in [0, 1]), `rerankerScore` is set on them, and the hits after them
+/// keep their retrieval order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Rerank {
+    /// The cross-encoder: a folder (CLI) or URL (browser) with `config.json`, `tokenizer.json`
+    /// and `model.safetensors`. In the browser it must have been loaded (`loadReranker`; the
+    /// `Cairn` client loads it on first use).
+    pub model: String,
+    /// How many of the best fused candidates are reranked (default 50, at most 1000).
+    #[tsify(optional)]
+    pub top_n: u32,
+}
+
+impl Default for Rerank {
+    fn default() -> Self {
+        Rerank {
+            model: String::new(),
+            top_n: 50,
+        }
+    }
 }
 
 impl Default for SearchOptions {
@@ -470,6 +562,8 @@ impl Default for SearchOptions {
             now: None,
             prefix: false,
             fuzzy: Fuzzy::default(),
+            include_summary: false,
+            rerank: None,
         }
     }
 }
@@ -593,6 +687,10 @@ pub struct DocumentResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub content: Option<String>,
+    /// A few of the document's sentences that say what it is about, with `includeSummary`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub summary: Option<String>,
 }
 
 /// A chunk of a document result.

@@ -14,6 +14,8 @@ pub mod error;
 pub mod eval;
 pub mod hit;
 pub mod index;
+#[cfg(feature = "model")]
+pub mod rerank;
 pub mod search;
 #[cfg(feature = "model")]
 pub mod searcher;

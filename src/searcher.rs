@@ -10,6 +10,7 @@ use crate::hit::{
     SearchMode, SearchOptions,
 };
 use crate::index::{format, Index};
+use crate::rerank::Reranker;
 use crate::search::{self, QueryContext};
 
 /// Cheap to clone (the index and the model are shared), so a shell can attach a model to a copy
@@ -18,6 +19,8 @@ use crate::search::{self, QueryContext};
 pub struct Searcher {
     index: Arc<Index>,
     embedder: Option<Arc<Embedder>>,
+    /// The cross-encoder `rerank` uses, with the name (folder or URL) it was loaded from.
+    reranker: Option<(String, Arc<Reranker>)>,
 }
 
 impl Searcher {
@@ -26,6 +29,7 @@ impl Searcher {
         Ok(Searcher {
             index: Arc::new(format::read(bytes)?),
             embedder: None,
+            reranker: None,
         })
     }
 
@@ -86,6 +90,17 @@ impl Searcher {
         Ok(())
     }
 
+    /// Loads the cross-encoder that `rerank: { model: name }` names (a folder or URL).
+    pub fn load_reranker(&mut self, name: &str, files: ModelFiles) -> Result<()> {
+        self.reranker = Some((canonical(name), Arc::new(Reranker::load(files)?)));
+        Ok(())
+    }
+
+    /// The name of the loaded cross-encoder, if any.
+    pub fn reranker_name(&self) -> Option<&str> {
+        self.reranker.as_ref().map(|(name, _)| name.as_str())
+    }
+
     /// Embeds a query with the loaded model.
     pub fn embed_query(&self, query: &str) -> Result<Option<Vec<f32>>> {
         self.embedder.as_ref().map(|e| e.embed(query)).transpose()
@@ -107,11 +122,19 @@ impl Searcher {
         vector: Option<&'a [f32]>,
         options: &SearchOptions,
     ) -> QueryContext<'a> {
+        // The loaded cross-encoder, when it is the one the options name.
+        let reranker = match (&self.reranker, &options.rerank) {
+            (Some((name, reranker)), Some(asked)) if *name == canonical(&asked.model) => {
+                Some(reranker.as_ref() as &dyn search::CrossEncoder)
+            }
+            _ => None,
+        };
         QueryContext {
             vector,
             vector_from_caller: false,
             embedder: self.embedder.as_deref(),
             now_ms: options.now.unwrap_or_else(now_ms),
+            reranker,
         }
     }
 
@@ -173,6 +196,11 @@ impl Searcher {
             options,
         )
     }
+}
+
+/// A model's folder or URL as compared: without a trailing slash.
+fn canonical(name: &str) -> String {
+    name.trim_end_matches('/').to_string()
 }
 
 /// Milliseconds since 1970, from the platform's clock.

@@ -198,7 +198,7 @@ fn neighbors_links_dates_metadata_and_staleness() {
     // The archive is linked from the valley notes.
     assert_eq!(
         hit["links"],
-        json!([{"targetId": "valley.md", "title": "Valley notes", "text": "continued in the archive", "direction": "in"}])
+        json!([{"targetId": "valley.md", "targetType": "md", "title": "Valley notes", "text": "continued in the archive", "direction": "in", "rel": "prev"}])
     );
 
     let hits = run(index.path(), "glacier", "hits", json!({"maxLinks": 0}));
@@ -255,6 +255,155 @@ fn related_follows_links_without_touching_direct_scores() {
         "see the valley notes → continued in the archive"
     );
     assert_eq!(archive["via"]["hops"], 2);
+}
+
+#[test]
+fn what_kind_of_claim_who_wrote_it_and_its_summary() {
+    let index = index();
+    let hits = run(
+        index.path(),
+        "shepherds stacked stones",
+        "hits",
+        json!({"limit": 1}),
+    );
+    let citation = &hits[0]["citation"];
+    assert_eq!(
+        (citation["docId"].as_str(), citation["kind"].as_str()),
+        (Some("archive.md"), Some("section"))
+    );
+    assert_eq!(citation["author"], "Ada Lovelace", "front matter author");
+    assert!(hits[0].get("summary").is_none(), "only with includeSummary");
+    let hits = run(
+        index.path(),
+        "shepherds stacked stones",
+        "hits",
+        json!({"limit": 1, "includeSummary": true}),
+    );
+    let summary = hits[0]["summary"].as_str().unwrap();
+    assert!(
+        summary.len() <= 330 && summary.contains("cairn"),
+        "{summary}"
+    );
+    // The archive's own sentences, in its order: each is one of the document's.
+    let archive = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/linked/archive.md"),
+    )
+    .unwrap();
+    assert!(
+        summary
+            .split(". ")
+            .all(|s| archive.contains(s.trim_end_matches('.'))),
+        "{summary}"
+    );
+    let documents = run(
+        index.path(),
+        "shepherds",
+        "documents",
+        json!({"includeSummary": true}),
+    );
+    assert_eq!(documents["results"][0]["summary"].as_str(), Some(summary));
+
+    // Each kind of source says what its text is, and who wrote it when the source names someone.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::write(input.join("page.html"), r#"<html><head><title>Page</title><meta name="author" content="Grace  Hopper"></head><body><main><p>Compilers translate programs. See the <a href="notes.txt" rel="Help">notes</a>.</p></main></body></html>"#).unwrap();
+    std::fs::write(input.join("notes.txt"), "Compilers are programs too.").unwrap();
+    std::fs::write(input.join("records.jsonl"), concat!(r#"{"_id": "r1", "title": "Record", "text": "Compilers optimise loops.", "author": ["Ada", "Charles"]}"#, "\n", r#"{"_id": "r2", "text": "Compilers by metadata.", "metadata": {"author": {"name": "Alan"}}}"#, "\n")).unwrap();
+    let out = dir.path().join("index");
+    cairn(&[
+        "index",
+        input.to_str().unwrap(),
+        "--no-embed",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let hits = run(&out, "compilers", "hits", json!({"maxLinks": 5}));
+    let by_doc = |id: &str| hit_for(&hits, id)["citation"].clone();
+    let kinds: Vec<(Value, Value)> = ["page.html", "notes.txt", "r1", "r2"]
+        .iter()
+        .map(|d| (by_doc(d)["kind"].clone(), by_doc(d)["author"].clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (json!("page"), json!("Grace Hopper")),
+            (json!("passage"), Value::Null),
+            (json!("recordField"), json!("Ada, Charles")),
+            (json!("recordField"), json!("Alan")),
+        ]
+    );
+    assert_eq!(
+        hit_for(&hits, "page.html")["links"],
+        json!([{"targetId": "notes.txt", "targetType": "text", "title": "notes", "text": "notes", "direction": "out", "rel": "help"}])
+    );
+    assert_eq!(
+        hit_for(&hits, "notes.txt")["links"][0]["rel"],
+        "help of",
+        "read from the target's side"
+    );
+}
+
+#[test]
+fn links_and_related_leave_out_what_a_filter_hides() {
+    let index = index();
+    // The valley notes link out to the archive and in from the alpine page.
+    let all = run(
+        index.path(),
+        "painted posts",
+        "hits",
+        json!({"limit": 1, "maxLinks": 0}),
+    );
+    assert_eq!(all[0]["citation"]["docId"], "valley.md");
+    assert_eq!(all[0]["linksElided"], 2);
+    let filtered = run(
+        index.path(),
+        "painted posts",
+        "hits",
+        json!({"limit": 1, "filter": {"tags": ["valley", "alpine"]}}),
+    );
+    let targets: Vec<&str> = filtered[0]["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["targetId"].as_str().unwrap())
+        .collect();
+    assert_eq!(targets, vec!["alpine.md"], "the archive is filtered out");
+    let filtered = run(
+        index.path(),
+        "painted posts",
+        "hits",
+        json!({"limit": 1, "maxLinks": 0, "filter": {"tags": ["valley", "alpine"]}}),
+    );
+    assert_eq!(
+        filtered[0]["linksElided"], 1,
+        "a hidden link is not counted"
+    );
+    // Two hops from the alpine page reach the archive, unless the filter hides it.
+    let related = run(
+        index.path(),
+        "glacier valley",
+        "hits",
+        json!({"limit": 1, "related": true, "relatedHops": 2}),
+    );
+    assert!(related
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["citation"]["docId"] == "archive.md"));
+    let related = run(
+        index.path(),
+        "glacier valley",
+        "hits",
+        json!({"limit": 1, "related": true, "relatedHops": 2, "filter": {"tags": "shared"}}),
+    );
+    let docs: Vec<&str> = related
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["citation"]["docId"].as_str().unwrap())
+        .collect();
+    assert_eq!(docs, vec!["alpine.md", "valley.md"]);
 }
 
 #[test]

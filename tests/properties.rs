@@ -230,6 +230,8 @@ fn sources() -> Vec<SourceDocument> {
                         unix_seconds: t,
                     }),
                     updated: None,
+                    author: None,
+                    summary: None,
                 },
                 chunks: chunks
                     .iter()
@@ -250,14 +252,17 @@ fn sources() -> Vec<SourceDocument> {
                     RawLink {
                         target: "/guide/install.md".into(),
                         text: "install".into(),
+                        rel: None,
                     },
                     RawLink {
                         target: "/notes.txt".into(),
                         text: "notes".into(),
+                        rel: None,
                     },
                     RawLink {
                         target: "/international.md".into(),
                         text: "café".into(),
+                        rel: None,
                     },
                 ],
                 origin: id.to_string(),
@@ -358,6 +363,7 @@ fn options() -> impl Strategy<Value = SearchOptions> {
                 any::<bool>().prop_map(Fuzzy::On),
                 (0u32..=2).prop_map(Fuzzy::MaxDistance)
             ],
+            any::<bool>(),
         ),
     )
         .prop_map(|(a, b, c, d)| SearchOptions {
@@ -382,6 +388,8 @@ fn options() -> impl Strategy<Value = SearchOptions> {
             now: c.4,
             prefix: d.0,
             fuzzy: d.1,
+            include_summary: d.2,
+            rerank: None,
         })
 }
 

@@ -76,8 +76,10 @@ pub fn sample_sources() -> Vec<SourceDocument> {
         metadata: metadata.map(str::to_string),
         created,
         updated,
+        author: (doc_type == DocType::Md).then(|| "Ada Lovelace".into()),
+        summary: Some(format!("{title}: a sample.")),
     };
-    let link = |target: &str, text: &str| RawLink { target: target.into(), text: text.into() };
+    let link = |target: &str, text: &str| RawLink { target: target.into(), text: text.into(), rel: (text.len() % 2 == 0).then(|| "next".into()) };
     vec![
         SourceDocument {
             document: doc(

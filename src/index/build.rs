@@ -1,5 +1,6 @@
 //! Building an index (native only): numbers the documents and chunks, builds the lexical index
-//! and, with a model, embeds every chunk and builds the vector index.
+//! and, with a model, embeds every chunk and builds the vector index; then each document's
+//! summary (`summary`).
 
 use rayon::prelude::*;
 
@@ -85,9 +86,27 @@ pub fn build(
     lexical.set_words(words.into_iter().flatten());
 
     let vectors = match vectors {
-        None => None,
+        None => {
+            let summaries = super::summary::lexical(&documents, &chunks, &lexical, &analyzer);
+            documents
+                .iter_mut()
+                .zip(summaries)
+                .for_each(|(d, s)| d.summary = s);
+            None
+        }
         Some(options) => {
             let flat = embed_all(options.embedder, &texts, options.batch_size, &progress)?;
+            let summaries = super::summary::semantic(
+                &documents,
+                &chunks,
+                &flat,
+                options.embedder,
+                options.batch_size,
+            )?;
+            documents
+                .iter_mut()
+                .zip(summaries)
+                .for_each(|(d, s)| d.summary = s);
             Some(if chunks.len() >= options.graph_from {
                 VectorIndex::graph(options.identity, flat, options.graph)
             } else {
@@ -139,6 +158,7 @@ fn resolve_links(
                         from: from as u32,
                         to,
                         text: link.text,
+                        rel: link.rel,
                     });
                 }
             }

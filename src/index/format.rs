@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::index::Index;
 
 pub const MAGIC: &[u8; 8] = b"CAIRNIDX";
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 const HEADER_LEN: usize = 20;
 const TRAILER_LEN: usize = 4;
 

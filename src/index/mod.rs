@@ -7,6 +7,8 @@
 pub mod build;
 pub mod format;
 pub mod lexical;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod summary;
 pub mod vector;
 
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,12 @@ pub struct Document {
     /// When the document was created and last updated.
     pub created: Option<Timestamp>,
     pub updated: Option<Timestamp>,
+    /// Who wrote it, when the source names someone (front matter or JSONL `author`,
+    /// `<meta name="author">`).
+    pub author: Option<String>,
+    /// A few of its own sentences that say what it is about, chosen at build time
+    /// (`index::summary`).
+    pub summary: Option<String>,
 }
 
 /// A point in time, as ISO 8601 text (as the source said it) and as seconds since 1970 (UTC).
@@ -46,6 +54,8 @@ pub struct DocLink {
     pub from: u32,
     pub to: u32,
     pub text: String,
+    /// The relationship the linking document states (HTML `rel`, a Markdown link's title).
+    pub rel: Option<String>,
 }
 
 /// A passage of a document: the unit that is indexed, embedded and returned.

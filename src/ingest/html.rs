@@ -136,6 +136,8 @@ pub fn read(
                 Some(&meta),
                 &["article:modified_time", "last-modified", "updated"],
             ),
+            author: super::author_in(Some(&meta)),
+            summary: None,
             metadata: meta
                 .as_object()
                 .filter(|m| !m.is_empty())
@@ -648,6 +650,9 @@ impl Walker<'_> {
                         self.links.push(RawLink {
                             target: href.to_string(),
                             text: String::new(),
+                            rel: super::rel_of(
+                                element.attr("rel").map(str::to_ascii_lowercase).as_deref(),
+                            ),
                         });
                         self.link_text.open(node.id(), self.links.len() - 1);
                     }
@@ -883,7 +888,8 @@ mod tests {
             doc.links,
             vec![RawLink {
                 target: "../api/".into(),
-                text: "API".into()
+                text: "API".into(),
+                rel: None,
             }]
         );
     }

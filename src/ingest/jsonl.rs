@@ -1,5 +1,5 @@
 //! JSONL records, one document a line: `{"_id" or "id", "title", "text", "url"?, "metadata"?,
-//! "createdAt" or "created" or "date"?, "updatedAt" or "updated"?}`, as in a BEIR
+//! "createdAt" or "created" or "date"?, "updatedAt" or "updated"?, "author"?}`, as in a BEIR
 //! `corpus.jsonl`. An id is taken exactly as written: a string's text, a number's digits (so
 //! `42` and `"42"` are one id, and `12345678901234567891` is not rounded). A line that is not
 //! such a record, or not UTF-8, is reported and skipped. A field that cannot be read is ignored
@@ -42,6 +42,7 @@ struct Record<'a> {
     updated_at: Option<&'a RawValue>,
     #[serde(borrow)]
     updated: Option<&'a RawValue>,
+    author: Option<Value>,
 }
 
 pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingested {
@@ -97,6 +98,12 @@ pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingeste
         let updated = date_field("updatedAt", record.updated_at, &mut warnings)
             .or_else(|| date_field("updated", record.updated, &mut warnings))
             .or_else(|| created.clone());
+        // `author` beside the text, else in `metadata`.
+        let author = record
+            .author
+            .as_ref()
+            .and_then(super::author_name)
+            .or_else(|| super::author_in(record.metadata.as_ref()));
         let sections = [Section {
             heading_path: Vec::new(),
             anchor: None,
@@ -122,6 +129,8 @@ pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingeste
                     .map(|m| m.to_string()),
                 created,
                 updated,
+                author,
+                summary: None,
             },
             chunks,
             links: Vec::new(),

@@ -50,6 +50,8 @@ pub fn read(
             url: file_url(file, options),
             created: dates::from_fields(front, &["created", "createdAt", "date"]),
             updated: dates::from_fields(front, &["updated", "updatedAt", "lastmod", "modified"]),
+            author: super::author_in(front),
+            summary: None,
             metadata: parsed.front_matter.map(|m| m.to_string()),
         },
         chunks,
@@ -85,7 +87,7 @@ fn parse(source: &str) -> Parsed {
     let mut warnings = Vec::new();
     let mut first_h1 = None;
     let mut links = Vec::new();
-    let mut link: Option<(String, String)> = None;
+    let mut link: Option<(String, String, String)> = None;
 
     let flush = |block: &mut Block, sections: &mut Vec<Section>| {
         if !block.text.trim().is_empty() {
@@ -140,19 +142,20 @@ fn parse(source: &str) -> Parsed {
                     });
                 }
             }
-            Event::Start(Tag::Link { dest_url, .. }) => {
-                link = Some((dest_url.to_string(), String::new()))
-            }
+            Event::Start(Tag::Link {
+                dest_url, title, ..
+            }) => link = Some((dest_url.to_string(), String::new(), title.to_string())),
             Event::End(TagEnd::Link) => {
-                if let Some((target, text)) = link.take() {
+                if let Some((target, text, title)) = link.take() {
                     links.push(RawLink {
                         target,
                         text: text.trim().to_string(),
+                        rel: super::rel_of(Some(&title)),
                     });
                 }
             }
             Event::Text(text) | Event::Code(text) => {
-                if let Some((_, link_text)) = link.as_mut() {
+                if let Some((_, link_text, _)) = link.as_mut() {
                     link_text.push_str(&text);
                 }
                 if let Some((_, _, heading_text)) = heading.as_mut() {

@@ -44,6 +44,8 @@ pub struct RawLink {
     pub target: String,
     /// The link's words.
     pub text: String,
+    /// What the link says the target is (HTML `rel`, a Markdown link's title), as written.
+    pub rel: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -458,6 +460,41 @@ fn chunk_paged_file(
         draft.source_end = inside(draft.source_end).max(draft.source_start);
     }
     finish_paged_chunks(drafts, &|o| lines.line_of(o), page_starts)
+}
+
+/// The author a document's metadata (front matter, `<meta>` tags, a record's `metadata`) names
+/// under `author`.
+fn author_in(metadata: Option<&serde_json::Value>) -> Option<String> {
+    author_name(metadata?.get("author")?)
+}
+
+/// An author as written: a name, a list of names (joined with ", "), or an object's `name`.
+fn author_name(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let name = match value {
+        Value::String(name) => name.split_whitespace().collect::<Vec<_>>().join(" "),
+        Value::Array(names) => names
+            .iter()
+            .filter_map(author_name)
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Object(object) => author_name(object.get("name")?)?,
+        _ => return None,
+    };
+    let name: String = name.chars().take(200).collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// A link's stated relationship, blanks folded, at most 200 characters; none when blank.
+fn rel_of(written: Option<&str>) -> Option<String> {
+    let rel: String = written?
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(200)
+        .collect();
+    (!rel.is_empty()).then_some(rel)
 }
 
 /// The file's URL: `--base-url` and its path under the input folder; a site's `index.html`

@@ -67,6 +67,8 @@ pub fn read(
             metadata: Some(serde_json::json!({ "pages": pages.len() }).to_string()),
             created: None,
             updated: None,
+            author: None,
+            summary: None,
         },
         chunks,
         links: Vec::new(),

@@ -38,6 +38,8 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
             metadata: None,
             created: None,
             updated: None,
+            author: None,
+            summary: None,
         },
         chunks,
         links: Vec::new(),

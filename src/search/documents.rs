@@ -129,6 +129,10 @@ pub fn search_documents(
                         .collect::<Vec<_>>()
                         .join("\n\n")
                 }),
+                summary: document
+                    .summary
+                    .clone()
+                    .filter(|_| options.search.include_summary),
             }
         })
         .collect();

@@ -1,7 +1,8 @@
 //! Metadata filters: `{ field: value }` (equal, or contained in an array field),
 //! `{ field: [a, b] }` (any of), `{ field: { gte, gt, lte, lt } }` (a range of numbers, or of
 //! ISO 8601 dates compared as text). `createdAt` and `updatedAt` name the document's dates.
-//! A filter becomes a mask over chunks before retrieval, so filtered searches still fill `limit`.
+//! A filter becomes a mask over documents (and so chunks) before retrieval, so filtered
+//! searches still fill `limit`; links and `related` consult the same mask.
 
 use serde_json::Value;
 
@@ -56,15 +57,10 @@ impl Filter {
         Ok(Filter { fields })
     }
 
-    /// A mask over the index's chunks: true where the chunk's document passes the filter.
-    pub fn chunk_mask(&self, index: &Index) -> Vec<bool> {
-        let passes: Vec<bool> = (0..index.documents.len() as u32)
+    /// A mask over the index's documents: true where the document passes the filter.
+    pub fn document_mask(&self, index: &Index) -> Vec<bool> {
+        (0..index.documents.len() as u32)
             .map(|d| self.matches(index, d))
-            .collect();
-        index
-            .chunks
-            .iter()
-            .map(|c| passes[c.doc as usize])
             .collect()
     }
 

@@ -25,6 +25,8 @@ pub struct Candidate {
     pub retrieval_score: f32,
     /// The recency boost's factor (1 when off).
     pub recency_factor: f32,
+    /// The cross-encoder's relevance, on the candidates `rerank` scored.
+    pub reranker_score: Option<f32>,
 }
 
 impl Candidate {
@@ -39,6 +41,7 @@ impl Candidate {
             retrieval_rank: 0,
             retrieval_score: 0.0,
             recency_factor: 1.0,
+            reranker_score: None,
         }
     }
 

@@ -17,8 +17,9 @@ pub mod highlight;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::hit::{
-    Citation, Expansion, Explain, HitLink, LexicalSignal, LinkDirection, Neighbors, ScoreKind,
-    ScoreTerm, SearchHit, SearchMode, SearchOptions, SemanticSignal, SignalName, Signals, Via,
+    Citation, CitationKind, Expansion, Explain, HitLink, LexicalSignal, LinkDirection, Neighbors,
+    ScoreKind, ScoreTerm, SearchHit, SearchMode, SearchOptions, SemanticSignal, SignalName,
+    Signals, Via,
 };
 #[cfg(feature = "model")]
 use crate::index::vector::dot;
@@ -38,6 +39,14 @@ pub struct QueryContext<'a> {
     pub embedder: Option<&'a Embedder>,
     /// Now, in milliseconds since 1970 (for ages and the recency boost).
     pub now_ms: f64,
+    /// The cross-encoder `rerank` scores with, once the shell has loaded the one it names.
+    pub reranker: Option<&'a dyn CrossEncoder>,
+}
+
+/// What reranks: a cross-encoder's relevance in [0, 1] of each text to the query
+/// (`rerank::Reranker`, or a stand-in in tests).
+pub trait CrossEncoder {
+    fn relevance(&self, query: &str, texts: &[&str]) -> Result<Vec<f32>>;
 }
 
 /// The largest values the options and the query may take; beyond them a search is an error
@@ -47,6 +56,8 @@ pub mod limits {
     pub const QUERY_CHARS: usize = 16_384;
     /// Terms of a query, after stop words are dropped (Lucene's classic clause limit).
     pub const QUERY_TERMS: usize = 1024;
+    /// `rerank.topN`: a cross-encoder call a candidate.
+    pub const RERANK_TOP_N: u32 = 1000;
     /// `limit`.
     pub const LIMIT: u32 = 1000;
     /// `candidates`: the pool each signal contributes.
@@ -73,6 +84,15 @@ pub struct Retrieved {
     pub query_terms: Vec<String>,
     /// The expansions (`prefix`, `fuzzy`) the lexical signal searched.
     pub expansions: Vec<Expansion>,
+    /// Which documents the `filter` lets through (None: every one). Links to the others are
+    /// left out and `related` never reaches them.
+    pub documents: Option<Vec<bool>>,
+}
+
+impl Retrieved {
+    pub fn allows(&self, doc: u32) -> bool {
+        self.documents.as_ref().is_none_or(|d| d[doc as usize])
+    }
 }
 
 /// Runs one search.
@@ -131,7 +151,14 @@ pub fn retrieve(
         .map(|c| c as usize)
         .unwrap_or(100)
         .max(options.limit as usize);
-    let mask = filter.map(|f| f.chunk_mask(index));
+    let documents = filter.map(|f| f.document_mask(index));
+    let mask = documents.as_ref().map(|d| {
+        index
+            .chunks
+            .iter()
+            .map(|c| d[c.doc as usize])
+            .collect::<Vec<bool>>()
+    });
     let mask = mask.as_deref();
 
     // Nothing to match and nothing to mean: an empty, stop-word or punctuation query.
@@ -156,6 +183,7 @@ pub fn retrieve(
             score_kind: ScoreKind::Bm25,
             query_terms,
             expansions: Vec::new(),
+            documents,
         });
     }
     let lexical_ran = options.mode != SearchMode::Semantic;
@@ -194,12 +222,59 @@ pub fn retrieve(
         }
         top_k(&mut candidates, usize::MAX, |c| c.score, |c| c.chunk);
     }
+    let score_kind = match &options.rerank {
+        Some(rerank) => {
+            self::rerank(index, query, &mut candidates, rerank, context)?;
+            ScoreKind::Reranker
+        }
+        None => score_kind,
+    };
     Ok(Retrieved {
         candidates,
         score_kind,
         query_terms,
         expansions: expanded.expansions,
+        documents,
     })
+}
+
+/// Scores the best `topN` candidates with the cross-encoder and reorders them by its relevance
+/// (ties keep their order); the candidates after them keep theirs.
+fn rerank(
+    index: &Index,
+    query: &str,
+    candidates: &mut [Candidate],
+    rerank: &crate::hit::Rerank,
+    context: QueryContext<'_>,
+) -> Result<()> {
+    let reranker = context.reranker.ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "the cross-encoder {:?} is not loaded, so rerank cannot run; load it first (loadReranker in the browser, --rerank on the command line)",
+            rerank.model
+        ))
+    })?;
+    let top = (rerank.top_n as usize).min(candidates.len());
+    let texts: Vec<String> = candidates[..top]
+        .iter()
+        .map(|c| {
+            let chunk = &index.chunks[c.chunk as usize];
+            crate::index::indexed_text(index.document_of(chunk), chunk)
+        })
+        .collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let scores = reranker.relevance(query, &texts)?;
+    if scores.len() != top || scores.iter().any(|s| !s.is_finite()) {
+        return Err(Error::Model(format!(
+            "the cross-encoder gave {} scores for {top} texts, or a score that is not a number",
+            scores.len()
+        )));
+    }
+    for (c, s) in candidates.iter_mut().zip(scores) {
+        c.score = s;
+        c.reranker_score = Some(s);
+    }
+    candidates[..top].sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(())
 }
 
 /// The query's terms, after checking the query is within the limits.
@@ -247,6 +322,12 @@ fn validate(options: &SearchOptions) -> Result<()> {
     )?;
     at_most("expand", options.expand, limits::EXPAND)?;
     at_most("maxLinks", options.max_links, limits::MAX_LINKS)?;
+    if let Some(rerank) = &options.rerank {
+        if rerank.top_n == 0 {
+            return bad("rerank.topN must be at least 1".into());
+        }
+        at_most("rerank.topN", rerank.top_n, limits::RERANK_TOP_N)?;
+    }
     if options.now.is_some_and(|n| !n.is_finite()) {
         return bad("now must be a finite number of milliseconds since 1970".into());
     }
@@ -322,7 +403,7 @@ fn base_hit(
         _ => url.clone(),
     });
     let age_days = age_days(index, chunk.doc, context.now_ms);
-    let (links, links_elided) = links_of(index, chunk.doc, options.max_links as usize);
+    let (links, links_elided) = links_of(index, chunk.doc, options.max_links as usize, retrieved);
     SearchHit {
         id: chunk_id(index, candidate.chunk),
         rank,
@@ -335,7 +416,9 @@ fn base_hit(
         citation: Citation {
             doc_id: document.id.clone(),
             doc_type: document.doc_type,
+            kind: CitationKind::of(document.doc_type),
             title: document.title.clone(),
+            author: document.author.clone(),
             url,
             heading_path: chunk.heading_path.clone(),
             chunk_index: chunk.chunk_index,
@@ -366,6 +449,8 @@ fn base_hit(
         links,
         links_elided,
         via: None,
+        summary: document.summary.clone().filter(|_| options.include_summary),
+        reranker_score: candidate.reranker_score,
         metadata: index.metadata(chunk.doc).cloned(),
         created_at: document.created.as_ref().map(|t| t.iso.clone()),
         updated_at: document.updated.as_ref().map(|t| t.iso.clone()),
@@ -553,24 +638,51 @@ fn neighbors(index: &Index, chunk: u32, n: u32) -> Neighbors {
     Neighbors { before, after }
 }
 
-/// The document's links, outgoing first, at most `max`; and how many were left out.
-fn links_of(index: &Index, doc: u32, max: usize) -> (Vec<HitLink>, u32) {
-    let link = |other: u32, text: &str, direction| HitLink {
-        target_id: index.documents[other as usize].id.clone(),
-        title: index.documents[other as usize].title.clone(),
-        text: text.to_string(),
-        direction,
+/// The document's links to documents the filter lets through, outgoing first, at most `max`;
+/// and how many of those were left out.
+fn links_of(index: &Index, doc: u32, max: usize, retrieved: &Retrieved) -> (Vec<HitLink>, u32) {
+    let link = |other: u32, l: &crate::index::DocLink, direction| {
+        let document = &index.documents[other as usize];
+        HitLink {
+            target_id: document.id.clone(),
+            target_type: document.doc_type,
+            title: document.title.clone(),
+            text: l.text.clone(),
+            direction,
+            rel: l.rel.as_deref().map(|rel| match direction {
+                LinkDirection::Out => rel.to_string(),
+                LinkDirection::In => inverse_rel(rel),
+            }),
+        }
     };
     let outgoing = index
         .links_from(doc)
         .iter()
-        .map(|l| link(l.to, &l.text, LinkDirection::Out));
+        .filter(|l| retrieved.allows(l.to))
+        .map(|l| link(l.to, l, LinkDirection::Out));
     let incoming = index
         .links_to(doc)
-        .map(|l| link(l.from, &l.text, LinkDirection::In));
+        .filter(|l| retrieved.allows(l.from))
+        .map(|l| link(l.from, l, LinkDirection::In));
     let all: Vec<HitLink> = outgoing.chain(incoming).collect();
     let elided = all.len().saturating_sub(max) as u32;
     (all.into_iter().take(max).collect(), elided)
+}
+
+/// A stated relationship read from its target's side: HTML's paired link types inverted,
+/// anything else as "<rel> of".
+fn inverse_rel(rel: &str) -> String {
+    const PAIRS: [(&str, &str); 5] = [
+        ("next", "prev"),
+        ("prev", "next"),
+        ("previous", "next"),
+        ("parent", "child"),
+        ("child", "parent"),
+    ];
+    match PAIRS.iter().find(|(a, _)| a.eq_ignore_ascii_case(rel)) {
+        Some((_, inverse)) => inverse.to_string(),
+        None => format!("{rel} of"),
+    }
 }
 
 /// Hits reached by following links (out of each direct hit's document, up to `relatedHops`),
@@ -595,7 +707,7 @@ fn related_hits(
         let mut next = Vec::new();
         for (doc, from_id, path) in &frontier {
             for link in index.links_from(*doc) {
-                if !seen.insert(link.to) {
+                if !retrieved.allows(link.to) || !seen.insert(link.to) {
                     continue;
                 }
                 let mut path = path.clone();

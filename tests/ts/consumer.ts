@@ -4,14 +4,15 @@
 import init, { SearchIndex } from "../../pkg/web/cairn.js";
 import { Cairn, safeUrl } from "../../pkg/client.js";
 import type {
-  Citation, ContextCandidate, ContextOptions, ContextResponse, DocumentChunk, DocumentResult, DocumentSearchOptions,
+  Citation, CitationKind, ContextCandidate, ContextOptions, ContextResponse, DocumentChunk, DocumentResult, DocumentSearchOptions,
   DocumentSearchResponse, Explain, Highlight, HitLink, MatchRange, Neighbors, RejectReason, ScoreKind, ScoreTerm,
-  SearchHit, SearchMode, SearchOptions, Signals, Snippet, Via,
+  Rerank, SearchHit, SearchMode, SearchOptions, Signals, Snippet, Via,
 } from "../../pkg/web/cairn.js";
 
 function describe(hit: SearchHit): string {
   const c: Citation = hit.citation;
-  const where = [c.docId, c.docType, c.title, c.url ?? "", c.headingPath.join(" › "), c.chunkIndex, c.lineStart, c.lineEnd, c.sourceOffset, c.pageFrom ?? "", c.pageTo ?? ""];
+  const claim: CitationKind = c.kind;
+  const where = [c.docId, c.docType, claim, c.author ?? "", c.title, c.url ?? "", c.headingPath.join(" › "), c.chunkIndex, c.lineStart, c.lineEnd, c.sourceOffset, c.pageFrom ?? "", c.pageTo ?? ""];
   const marked = hit.highlights.map((h: Highlight) => `${h.term}:${hit.text.slice(h.start, h.end)}`);
   const m: MatchRange | undefined = hit.match;
   const sentence = m ? hit.text.slice(m.start, m.start + m.length) : "";
@@ -23,14 +24,15 @@ function describe(hit: SearchHit): string {
   const terms = explain?.terms.map((t: ScoreTerm) => `${t.signal}#${t.rank}:${t.score}→${t.contribution}`) ?? [];
   const why = [explain?.foundBy.join("+"), explain?.method, explain?.recencyFactor, explain?.matchedTerms.join(" ")];
   const neighbors: Neighbors | undefined = hit.neighbors;
-  const links = hit.links.map((l: HitLink) => `${l.direction}:${l.targetId}:${l.title}:${l.text}`);
+  const links = hit.links.map((l: HitLink) => `${l.direction}:${l.rel ?? ""}:${l.targetId}:${l.targetType}:${l.title}:${l.text}`);
   const via: Via | undefined = hit.via;
   const kind: ScoreKind = hit.scoreKind;
   const when = [hit.createdAt, hit.updatedAt, hit.ageDays, hit.stale, JSON.stringify(hit.metadata ?? {})];
   return [
     hit.id, hit.rank, hit.score, kind, where.join(","), marked.join(" "), sentence, snippetMarks.join(" "), signals.join(","),
     hit.retrievalRank, hit.retrievalScore, terms.join(" "), why.join(","), neighbors?.before.length, neighbors?.after.length,
-    links.join(";"), hit.linksElided, via?.text, via?.path, via?.fromId, via?.hops, when.join(","),
+    links.join(";"), hit.linksElided, via?.text, via?.path, via?.fromId, via?.hops, when.join(","), hit.summary ?? "",
+    hit.rerankerScore ?? "",
   ].join("|");
 }
 
@@ -38,7 +40,7 @@ function documents(response: DocumentSearchResponse): string[] {
   const facets: Record<string, Record<string, number>> = response.facets;
   return response.results.map((d: DocumentResult) => {
     const chunks = d.chunks.map((c: DocumentChunk) => `${c.id}:${c.chunkIndex}:${c.score}:${c.isRelevant}:${c.content.length}:${c.highlights.length}`);
-    return [d.docId, d.docType, d.title, d.url, d.score, d.rank, chunks.join(","), d.createdAt, d.updatedAt, d.content?.length, JSON.stringify(d.metadata), response.timing, response.total, response.scoreKind, JSON.stringify(facets)].join("|");
+    return [d.docId, d.docType, d.title, d.url, d.score, d.rank, chunks.join(","), d.createdAt, d.updatedAt, d.content?.length, d.summary ?? "", JSON.stringify(d.metadata), response.timing, response.total, response.scoreKind, JSON.stringify(facets)].join("|");
   });
 }
 
@@ -57,7 +59,10 @@ export async function run(url: string, modelUrl: string): Promise<string[]> {
     limit: 5, mode, fusion: "weighted", rrfK: 60, semanticWeight: 0.5, candidates: 100, highlight: true,
     prefixHeadings: true, snippetLength: 120, explain: true, expand: 1, related: true, relatedHops: 2, maxLinks: 3,
     filter: { tags: "wasm", year: { gte: 2020 } }, staleDays: 365, recencyWeight: 0.5, recencyHalfLifeDays: 90, now: Date.now(),
+    includeSummary: true,
   };
+  const rerank: Rerank = { model: "models/reranker/", topN: 20 };
+  void rerank;
   const before: SearchHit[] = index.search("install", { mode: "lexical" });
   await index.loadModel(modelUrl, (loaded: number, total: number) => void [loaded, total]);
   const ready: boolean = index.modelReady && index.hasVectors && index.documentCount > 0 && index.chunkCount > 0;

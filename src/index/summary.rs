@@ -1,0 +1,223 @@
+//! Document summaries (native, at build time): a few of a document's own sentences that say
+//! what it is about, extractive, never generated. With chunk vectors, the sentences closest in
+//! meaning to the document's centroid (the normalized mean of its chunk vectors), taken from
+//! its most central chunks; without, the sentences with the most BM25 weight for the words of
+//! its title and headings. Either way, at most `MAX_SENTENCES` sentences and about
+//! `MAX_CHARS` characters, in the order the document has them.
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::build::{embed_all, ChunkEmbedder};
+use super::lexical::LexicalIndex;
+use super::{Chunk, Document};
+use crate::analyze::Analyzer;
+use crate::error::Result;
+
+/// The most sentences in a summary.
+pub const MAX_SENTENCES: usize = 3;
+/// About how long a summary may be: sentences are added while they fit (the first always is,
+/// cut at a word boundary).
+pub const MAX_CHARS: usize = 320;
+/// How many of a document's most central chunks offer sentences to the model, and how many
+/// sentences at most: a summary costs about one more chunk's worth of model time a document.
+const CENTRAL_CHUNKS: usize = 2;
+const CANDIDATES: usize = 8;
+/// Sentences the lexical method reads from a document.
+const LEXICAL_SENTENCES: usize = 200;
+
+/// A sentence of a chunk: which chunk, where in its text, and the text.
+struct Sentence<'a> {
+    chunk: usize,
+    at: usize,
+    text: &'a str,
+}
+
+fn sentences_of(chunks: &[Chunk], ids: impl Iterator<Item = usize>) -> Vec<Sentence<'_>> {
+    ids.flat_map(|chunk| {
+        chunks[chunk]
+            .text
+            .split_sentence_bound_indices()
+            .map(move |(at, text)| Sentence {
+                chunk,
+                at,
+                text: text.trim(),
+            })
+    })
+    .filter(|s| s.text.chars().any(char::is_alphanumeric))
+    .collect()
+}
+
+/// The chosen sentences (by score, best first), put back in document order and joined.
+fn compose(mut chosen: Vec<&Sentence<'_>>) -> Option<String> {
+    chosen.sort_by_key(|s| (s.chunk, s.at));
+    let mut summary = String::new();
+    for sentence in chosen {
+        let room = MAX_CHARS.saturating_sub(summary.len() + 1);
+        if sentence.text.len() > room {
+            if summary.is_empty() {
+                let cut = sentence
+                    .text
+                    .unicode_word_indices()
+                    .map(|(i, w)| i + w.len())
+                    .take_while(|&end| end <= room)
+                    .last();
+                summary = format!("{}…", &sentence.text[..cut.unwrap_or(0)]);
+            }
+            continue;
+        }
+        if !summary.is_empty() {
+            summary.push(' ');
+        }
+        summary.push_str(sentence.text);
+    }
+    (!summary.trim().is_empty()).then_some(summary)
+}
+
+/// The `MAX_SENTENCES` best of `sentences` by `score`, ties to the earlier.
+fn best<'s, 'a>(
+    sentences: &'s [Sentence<'a>],
+    score: impl Fn(usize) -> f32,
+) -> Vec<&'s Sentence<'a>> {
+    let mut order: Vec<usize> = (0..sentences.len()).collect();
+    order.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
+    order
+        .into_iter()
+        .take(MAX_SENTENCES)
+        .map(|i| &sentences[i])
+        .collect()
+}
+
+/// Each document's chunk ids (a document's chunks are stored together).
+fn chunks_by_document(documents: &[Document], chunks: &[Chunk]) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = vec![0..0; documents.len()];
+    let mut start = 0;
+    while start < chunks.len() {
+        let doc = chunks[start].doc as usize;
+        let end = start
+            + chunks[start..]
+                .iter()
+                .take_while(|c| c.doc as usize == doc)
+                .count();
+        ranges[doc] = start..end;
+        start = end;
+    }
+    ranges
+}
+
+/// Summaries by BM25 against each document's title and headings.
+pub fn lexical(
+    documents: &[Document],
+    chunks: &[Chunk],
+    lexical: &LexicalIndex,
+    analyzer: &Analyzer,
+) -> Vec<Option<String>> {
+    let ranges = chunks_by_document(documents, chunks);
+    documents
+        .iter()
+        .zip(ranges)
+        .map(|(document, range)| {
+            let mut about = document.title.clone();
+            for heading in range.clone().flat_map(|c| &chunks[c].heading_path) {
+                about.push('\n');
+                about.push_str(heading);
+            }
+            let mut query = analyzer.terms(&about);
+            query.sort_unstable();
+            query.dedup();
+            let sentences: Vec<Sentence> = sentences_of(chunks, range)
+                .into_iter()
+                .take(LEXICAL_SENTENCES)
+                .collect();
+            let terms: Vec<Vec<String>> =
+                sentences.iter().map(|s| analyzer.terms(s.text)).collect();
+            let average =
+                terms.iter().map(Vec::len).sum::<usize>().max(1) as f32 / terms.len().max(1) as f32;
+            let params = lexical.params();
+            let score = |i: usize| {
+                let length = terms[i].len() as f32;
+                query
+                    .iter()
+                    .filter_map(|q| {
+                        let tf = terms[i].iter().filter(|t| *t == q).count() as f32;
+                        let idf = lexical.idf(q)?;
+                        (tf > 0.0).then(|| {
+                            idf * tf * (params.k1 + 1.0)
+                                / (tf + params.k1 * (1.0 - params.b + params.b * length / average))
+                        })
+                    })
+                    .sum::<f32>()
+            };
+            // With nothing of the title in the text, the document's opening says what it is.
+            let scored = (0..sentences.len()).any(|i| score(i) > 0.0);
+            compose(if scored {
+                best(&sentences, score)
+            } else {
+                sentences.iter().take(MAX_SENTENCES).collect()
+            })
+        })
+        .collect()
+}
+
+/// Summaries by closeness to each document's centroid; `vectors` are the chunk vectors, flat.
+pub fn semantic(
+    documents: &[Document],
+    chunks: &[Chunk],
+    vectors: &[f32],
+    embedder: &dyn ChunkEmbedder,
+    batch_size: usize,
+) -> Result<Vec<Option<String>>> {
+    let dim = embedder.dimension();
+    let vector = |c: usize| &vectors[c * dim..(c + 1) * dim];
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let ranges = chunks_by_document(documents, chunks);
+    let mut candidates: Vec<(Vec<Sentence>, Vec<f32>)> = Vec::with_capacity(documents.len());
+    for range in ranges {
+        let mut centroid = vec![0f32; dim];
+        for c in range.clone() {
+            centroid
+                .iter_mut()
+                .zip(vector(c))
+                .for_each(|(a, b)| *a += b);
+        }
+        let norm = dot(&centroid, &centroid).sqrt().max(f32::MIN_POSITIVE);
+        centroid.iter_mut().for_each(|a| *a /= norm);
+        let mut central: Vec<usize> = range.collect();
+        central.sort_by(|&a, &b| {
+            dot(vector(b), &centroid)
+                .total_cmp(&dot(vector(a), &centroid))
+                .then(a.cmp(&b))
+        });
+        central.truncate(CENTRAL_CHUNKS);
+        central.sort_unstable();
+        let mut sentences = sentences_of(chunks, central.into_iter());
+        sentences.truncate(CANDIDATES);
+        candidates.push((sentences, centroid));
+    }
+    // Documents whose candidates all fit need no model call.
+    let fits = |s: &[Sentence]| {
+        s.len() <= MAX_SENTENCES && s.iter().map(|s| s.text.len() + 1).sum::<usize>() <= MAX_CHARS
+    };
+    let texts: Vec<String> = candidates
+        .iter()
+        .filter(|(s, _)| !fits(s))
+        .flat_map(|(s, _)| s.iter().map(|s| s.text.to_string()))
+        .collect();
+    let embedded = embed_all(embedder, &texts, batch_size, &|_, _| {})?;
+    let mut next = 0;
+    Ok(candidates
+        .iter()
+        .map(|(sentences, centroid)| {
+            if fits(sentences) {
+                return compose(sentences.iter().collect());
+            }
+            let first = next;
+            next += sentences.len();
+            compose(best(sentences, |i| {
+                dot(
+                    &embedded[(first + i) * dim..(first + i + 1) * dim],
+                    centroid,
+                )
+            }))
+        })
+        .collect())
+}
