@@ -7,7 +7,7 @@
 // The index answers lexical queries as soon as it is open; the model loads in the background
 // (progress through onProgress, then onModelReady), and hybrid answers start when it is in.
 import init, { SearchIndex } from "./web/cairn.js";
-import { openIndex } from "./fetch.js";
+import { openIndex, prepareRerank } from "./fetch.js";
 
 /**
  * `url` (a hit's citation.url: indexed data) resolved against `base`, if it is safe to follow:
@@ -21,6 +21,12 @@ export function safeUrl(url, base = globalThis.location?.href) {
   } catch {
     return null;
   }
+}
+
+/** Options with `rerank.model` as an absolute URL, as the worker (elsewhere) must fetch it. */
+function resolved(options) {
+  const model = options?.rerank?.model;
+  return model ? { ...options, rerank: { ...options.rerank, model: new URL(model, location.href).href } } : options;
 }
 
 export class Cairn {
@@ -71,7 +77,10 @@ export class Cairn {
       await init();
       let index = null;
       cairn.#call = async (method, ...args) => {
-        if (method !== "open") return index[method](...args);
+        if (method !== "open") {
+          await prepareRerank(index, args[1]);
+          return index[method](...args);
+        }
         const opened = await openIndex(SearchIndex, indexUrl, modelUrl, onEvent);
         index = opened.index;
         return opened.info;
@@ -83,19 +92,22 @@ export class Cairn {
     return cairn;
   }
 
-  /** SearchHit[] for a query; see SearchOptions. */
+  /**
+   * SearchHit[] for a query; see SearchOptions. With `rerank: { model }` the cross-encoder at
+   * that URL is loaded (and cached) on first use.
+   */
   search(query, options) {
-    return this.#call("search", query, options);
+    return this.#call("search", query, resolved(options));
   }
 
   /** Hits grouped by document; see DocumentSearchOptions. */
   searchDocuments(query, options) {
-    return this.#call("searchDocuments", query, options);
+    return this.#call("searchDocuments", query, resolved(options));
   }
 
   /** A prompt under a token budget; see ContextOptions. */
   buildContext(query, options) {
-    return this.#call("buildContext", query, options);
+    return this.#call("buildContext", query, resolved(options));
   }
 
   close() {

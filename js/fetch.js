@@ -105,6 +105,18 @@ async function attachModel(index, modelUrl, onProgress) {
 }
 
 /**
+ * Loads the cross-encoder that `options.rerank.model` names (a URL) into `index`, through the
+ * cache, unless it is the one loaded already. Shared by the worker and the main-thread fallback.
+ */
+export async function prepareRerank(index, options) {
+  const model = options?.rerank?.model;
+  if (!model || index.rerankerModel === model.replace(/\/+$/, "")) return;
+  const { files, keep } = await loadModelFiles(model, null);
+  index.loadRerankerFromBytes(model, files.weights, files.tokenizer, files.config);
+  await keep();
+}
+
+/**
  * Opens an index with the wasm module's SearchIndex: fetches it (progress as
  * { event: "progress", what: "index" }), then, when it has vectors and a model URL is given,
  * loads the model in the background ({ what: "model" } progress, then { event: "model", ready })

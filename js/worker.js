@@ -2,7 +2,7 @@
 // Spoken to by client.js: requests { id, method, args } → replies { id, result } or
 // { id, error }; progress and model readiness are posted as { event, ... }.
 import init, { SearchIndex } from "./web/cairn.js";
-import { openIndex } from "./fetch.js";
+import { openIndex, prepareRerank } from "./fetch.js";
 
 let index = null;
 const post = (message) => self.postMessage(message);
@@ -14,9 +14,10 @@ const methods = {
     index = opened.index;
     return opened.info;
   },
-  search: (query, options) => index.search(query, options),
-  searchDocuments: (query, options) => index.searchDocuments(query, options),
-  buildContext: (query, options) => index.buildContext(query, options),
+  // A search with `rerank` first loads the cross-encoder it names (once).
+  search: async (query, options) => (await prepareRerank(index, options), index.search(query, options)),
+  searchDocuments: async (query, options) => (await prepareRerank(index, options), index.searchDocuments(query, options)),
+  buildContext: async (query, options) => (await prepareRerank(index, options), index.buildContext(query, options)),
 };
 
 self.onmessage = async ({ data: { id, method, args } }) => {

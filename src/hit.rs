@@ -518,23 +518,21 @@ pub struct SearchOptions {
 /// (the logit's sigmoid, in [0, 1]), `rerankerScore` is set on them, and the hits after them
 /// keep their retrieval order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Rerank {
     /// The cross-encoder: a folder (CLI) or URL (browser) with `config.json`, `tokenizer.json`
     /// and `model.safetensors`. In the browser it must have been loaded (`loadReranker`; the
     /// `Cairn` client loads it on first use).
     pub model: String,
     /// How many of the best fused candidates are reranked (default 50, at most 1000).
+    #[serde(default = "Rerank::default_top_n")]
     #[tsify(optional)]
     pub top_n: u32,
 }
 
-impl Default for Rerank {
-    fn default() -> Self {
-        Rerank {
-            model: String::new(),
-            top_n: 50,
-        }
+impl Rerank {
+    fn default_top_n() -> u32 {
+        50
     }
 }
 

@@ -174,21 +174,55 @@ impl SearchIndex {
     ) -> Promise {
         let (slot, base_url) = (self.searcher.clone(), string(&base_url, "the model URL"));
         future_to_promise(async move {
-            let base = base_url?.trim_end_matches('/').to_string();
-            let url = |name: &str| format!("{base}/{name}");
-            let config = fetch_bytes(&url(ModelFiles::CONFIG), None).await?;
-            let tokenizer = fetch_bytes(&url(ModelFiles::TOKENIZER), None).await?;
-            let weights = fetch_bytes(&url(ModelFiles::WEIGHTS), on_progress.as_ref()).await?;
-            attach(
-                &slot,
-                ModelFiles {
-                    weights,
-                    tokenizer,
-                    config,
-                },
-            )?;
+            let files = fetch_model(&base_url?, on_progress.as_ref()).await?;
+            update(&slot, |s| s.load_model(files))?;
             Ok(JsValue::UNDEFINED)
         })
+    }
+
+    /// Fetches a cross-encoder (`config.json`, `tokenizer.json`, `model.safetensors` of a
+    /// `BertForSequenceClassification`) from `baseUrl` and keeps it for searches whose options
+    /// say `rerank: { model: baseUrl }`. It replaces any cross-encoder loaded before.
+    #[wasm_bindgen(js_name = loadReranker, unchecked_return_type = "Promise<void>")]
+    pub fn load_reranker(
+        &self,
+        #[wasm_bindgen(js_name = baseUrl, unchecked_param_type = "string")] base_url: JsValue,
+        #[wasm_bindgen(js_name = onProgress)] on_progress: Option<Function>,
+    ) -> Promise {
+        let (slot, base_url) = (
+            self.searcher.clone(),
+            string(&base_url, "the cross-encoder URL"),
+        );
+        future_to_promise(async move {
+            let base_url = base_url?;
+            let files = fetch_model(&base_url, on_progress.as_ref()).await?;
+            update(&slot, |s| s.load_reranker(&base_url, files))?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Keeps a cross-encoder from its files' bytes, under the name `rerank.model` will give.
+    #[wasm_bindgen(js_name = loadRerankerFromBytes)]
+    pub fn load_reranker_from_bytes(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] weights: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] tokenizer: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] config: JsValue,
+    ) -> Result<(), JsError> {
+        let name = string(&name, "the cross-encoder's name")?;
+        let files = ModelFiles {
+            weights: byte_array(&weights, "the weights")?,
+            tokenizer: byte_array(&tokenizer, "the tokenizer")?,
+            config: byte_array(&config, "the config")?,
+        };
+        update(&self.searcher, |s| s.load_reranker(&name, files))
+    }
+
+    /// The name (URL) of the loaded cross-encoder, if any.
+    #[wasm_bindgen(getter, js_name = rerankerModel)]
+    pub fn reranker_model(&self) -> Option<String> {
+        self.searcher().reranker_name().map(str::to_string)
     }
 
     /// Attaches the model from its files' bytes (for callers that fetch or cache them themselves).
@@ -204,7 +238,7 @@ impl SearchIndex {
             tokenizer: byte_array(&tokenizer, "the tokenizer")?,
             config: byte_array(&config, "the config")?,
         };
-        attach(&self.searcher, files)
+        update(&self.searcher, |s| s.load_model(files))
     }
 
     /// Embeds a text with the loaded model (L2-normalized), e.g. to compare targets.
@@ -257,13 +291,27 @@ impl SearchIndex {
     }
 }
 
-/// Attaches a model to a copy of the searcher and swaps the copy in whole, so a failure (or a
-/// trap) while the model loads leaves the index as it was.
-fn attach(slot: &RefCell<Searcher>, files: ModelFiles) -> Result<(), JsError> {
+/// Changes a copy of the searcher (attaches a model) and swaps the copy in whole, so a failure
+/// (or a trap) while a model loads leaves the index as it was.
+fn update(
+    slot: &RefCell<Searcher>,
+    change: impl FnOnce(&mut Searcher) -> crate::Result<()>,
+) -> Result<(), JsError> {
     let mut searcher = slot.borrow().clone();
-    searcher.load_model(files).map_err(js_error)?;
+    change(&mut searcher).map_err(js_error)?;
     *slot.borrow_mut() = searcher;
     Ok(())
+}
+
+/// The three files of a model folder at `base`; `on_progress` follows the weights.
+async fn fetch_model(base: &str, on_progress: Option<&Function>) -> Result<ModelFiles, JsError> {
+    let base = base.trim_end_matches('/');
+    let url = |name: &str| format!("{base}/{name}");
+    Ok(ModelFiles {
+        config: fetch_bytes(&url(ModelFiles::CONFIG), None).await?,
+        tokenizer: fetch_bytes(&url(ModelFiles::TOKENIZER), None).await?,
+        weights: fetch_bytes(&url(ModelFiles::WEIGHTS), on_progress).await?,
+    })
 }
 
 /// What `typeof` says, for messages.

@@ -3,7 +3,8 @@
 // gives errors, not crashes.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { buildIndex, cairn, cosine, evalDir, fixtures, model, root } from "./helpers.mjs";
@@ -96,4 +97,44 @@ test("damaged indexes and wrong models are errors, not crashes", () => {
     /model.safetensors cannot be read/,
   );
   assert.ok(h.search("stone", { mode: "lexical" }).length > 0);
+});
+
+test("rerank, summaries, citation kind and author, link rel: wasm agrees with native", async () => {
+  const { writeTinyCrossEncoder } = await import("../tiny-cross-encoder.mjs");
+  const reranker = mkdtempSync(join(tmpdir(), "cairn-reranker-"));
+  writeTinyCrossEncoder(reranker);
+  const dir = buildIndex([join(root, "tests/fixtures/linked")], ["--no-embed", "--chunk-words", "12"]);
+  const index = SearchIndex.fromBytes(readFileSync(join(dir, "index.cairn")));
+  const options = { mode: "lexical", limit: 6, includeSummary: true, rerank: { model: reranker, topN: 4 } };
+  assert.throws(() => index.search("cairns valley", options), /cross-encoder .* is not loaded/);
+  assert.equal(index.search("cairns valley", { mode: "lexical" }).length > 0, true, "the index still answers");
+  assert.equal(index.rerankerModel, undefined);
+  index.loadRerankerFromBytes(
+    reranker + "/",
+    readFileSync(join(reranker, "model.safetensors")),
+    readFileSync(join(reranker, "tokenizer.json")),
+    readFileSync(join(reranker, "config.json")),
+  );
+  assert.equal(index.rerankerModel, reranker, "named without the trailing slash");
+  const hits = index.search("cairns valley", options);
+  const native = JSON.parse(cairn(["search", dir, "cairns valley", "--json", "--options", JSON.stringify(options)]));
+  assert.deepEqual(hits.map((h) => h.id), native.map((h) => h.id));
+  hits.forEach((h, i) => {
+    assert.equal(h.scoreKind, "reranker");
+    assert.equal(h.retrievalRank, native[i].retrievalRank);
+    if (i < 4) assert.ok(Math.abs(h.rerankerScore - native[i].rerankerScore) < 1e-5, `${h.rerankerScore} vs ${native[i].rerankerScore}`);
+    else assert.equal(h.rerankerScore, undefined);
+    assert.equal(h.summary, native[i].summary);
+    assert.deepEqual([h.citation.kind, h.citation.author], [native[i].citation.kind, native[i].citation.author]);
+    assert.deepEqual(h.links, native[i].links);
+  });
+  const archive = hits.find((h) => h.citation.docId === "archive.md");
+  assert.deepEqual([archive.citation.kind, archive.citation.author, archive.links[0].rel, archive.links[0].targetType], ["section", "Ada Lovelace", "prev", "md"]);
+  assert.ok(archive.summary.length > 0);
+  // A broken cross-encoder is an error that leaves the loaded one and the index answering.
+  assert.throws(() => index.loadRerankerFromBytes("broken", new Uint8Array([1, 2, 3]), readFileSync(join(reranker, "tokenizer.json")), readFileSync(join(reranker, "config.json"))), /safetensors/);
+  assert.equal(index.rerankerModel, reranker);
+  assert.deepEqual(index.search("cairns valley", options).map((h) => h.id), native.map((h) => h.id));
+  assert.throws(() => index.search("x", { rerank: { model: reranker, topN: 5000 } }), /rerank.topN must be at most 1000/);
+  assert.throws(() => index.search("x", { rerank: { topN: 5 } }), /missing field `model`/);
 });
