@@ -1,0 +1,87 @@
+// Reranking in Chromium, through the Cairn client in its Web Worker: the cross-encoder a search
+// names is fetched (once, then from the Cache API), the hits come back reordered by its scores
+// with every field set, and they equal the native CLI's; summaries, citation kinds, authors
+// and link relationships arrive as the CLI gives them.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serve } from "../../scripts/serve.mjs";
+import { buildIndex, cairn, launchChromium, root } from "../node/helpers.mjs";
+import { writeTinyCrossEncoder } from "../tiny-cross-encoder.mjs";
+
+let server, browser, base, index, reranker;
+
+before(async () => {
+  index = buildIndex([join(root, "tests/fixtures/linked")], ["--no-embed", "--chunk-words", "12"]);
+  reranker = mkdtempSync(join(tmpdir(), "cairn-reranker-"));
+  writeTinyCrossEncoder(reranker);
+  server = await serve(0, [["/linked/", index], ["/reranker/", reranker]]);
+  base = `http://127.0.0.1:${server.address().port}`;
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+test("a search with rerank loads the cross-encoder in the worker and reorders the top N by it", async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  const fetched = [];
+  page.on("request", (r) => r.url().includes("/reranker/") && fetched.push(r.url()));
+  await page.goto(base + "/");
+  const options = { mode: "lexical", limit: 6, includeSummary: true, rerank: { model: "/reranker/", topN: 4 } };
+  const result = await page.evaluate(async (options) => {
+    const { Cairn } = await import("/pkg/client.js");
+    const cairn = await Cairn.open({ index: "/linked/index.cairn", worker: true });
+    const first = await cairn.search("cairns valley", options);
+    const again = await cairn.search("cairns valley", options);
+    const plain = await cairn.search("cairns valley", { mode: "lexical", limit: 6 });
+    const mode = cairn.mode;
+    cairn.close();
+    return { first, again, plain, mode };
+  }, options);
+  assert.deepEqual(errors, []);
+  assert.equal(result.mode, "worker");
+  assert.equal(fetched.filter((u) => u.endsWith("model.safetensors")).length, 1, "fetched once for two searches");
+  const native = JSON.parse(cairn(["search", index, "cairns valley", "--json", "--options", JSON.stringify({ ...options, rerank: { model: reranker, topN: 4 } })]));
+  assert.deepEqual(result.first.map((h) => h.id), native.map((h) => h.id));
+  assert.deepEqual(result.again, result.first);
+  result.first.forEach((h, i) => {
+    assert.equal(h.scoreKind, "reranker");
+    assert.equal(h.rank, i + 1);
+    assert.equal(h.retrievalRank, result.plain.findIndex((p) => p.id === h.id) + 1);
+    if (i < 4) {
+      assert.ok(Math.abs(h.rerankerScore - native[i].rerankerScore) < 1e-5);
+      assert.equal(h.score, h.rerankerScore);
+    } else assert.equal(h.rerankerScore, undefined);
+    assert.equal(h.summary, native[i].summary);
+    assert.deepEqual(h.citation, native[i].citation);
+    assert.deepEqual(h.links, native[i].links);
+  });
+  const scores = result.first.slice(0, 4).map((h) => h.rerankerScore);
+  assert.deepEqual(scores, [...scores].sort((a, b) => b - a));
+  const archive = result.first.find((h) => h.citation.docId === "archive.md");
+  assert.deepEqual([archive.citation.kind, archive.citation.author, archive.links[0].rel], ["section", "Ada Lovelace", "prev"]);
+  await page.close();
+});
+
+test("a cross-encoder that fails to load is an error, and the client keeps answering", async () => {
+  const page = await browser.newPage();
+  await page.goto(base + "/");
+  const result = await page.evaluate(async () => {
+    const { Cairn } = await import("/pkg/client.js");
+    const cairn = await Cairn.open({ index: "/linked/index.cairn", worker: true });
+    const error = await cairn.search("cairns", { rerank: { model: "/nowhere/" } }).then(() => null, (e) => e.message);
+    const hits = await cairn.search("cairns", { mode: "lexical" });
+    cairn.close();
+    return { error, hits: hits.length };
+  });
+  assert.match(result.error, /404|not found|cannot/i);
+  assert.ok(result.hits > 0);
+  await page.close();
+});
