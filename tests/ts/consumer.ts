@@ -62,16 +62,19 @@ export async function run(url: string, modelUrl: string): Promise<string[]> {
     includeSummary: true,
   };
   const rerank: Rerank = { model: "models/reranker/", topN: 20 };
-  void rerank;
   const before: SearchHit[] = index.search("install", { mode: "lexical" });
   await index.loadModel(modelUrl, (loaded: number, total: number) => void [loaded, total]);
   const ready: boolean = index.modelReady && index.hasVectors && index.documentCount > 0 && index.chunkCount > 0;
   const vector: Float32Array = index.embed("install");
   const after: SearchHit[] = index.searchWithVector("install", vector, options);
+  await index.loadReranker(rerank.model, (loaded: number, total: number) => void [loaded, total]);
+  const loaded: string | undefined = index.rerankerModel;
+  const reranked: SearchHit[] = index.search("install", { rerank });
   const docOptions: DocumentSearchOptions = { ...options, chunkThreshold: 0.01, onlyMatchingChunks: false, includeFullDocs: true, facets: ["tags"] };
   const ctxOptions: ContextOptions = { ...options, tokenBudget: 500, order: "recency", minScore: 0 };
   return [
-    ...[...before, ...after, ...index.search("install")].map(describe),
+    ...[...before, ...after, ...reranked, ...index.search("install")].map(describe),
+    loaded ?? "",
     ...documents(index.searchDocuments("install", docOptions)),
     ...context(index.buildContext("install", ctxOptions)),
     String(ready),
