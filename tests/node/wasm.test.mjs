@@ -64,6 +64,13 @@ test("hybrid: the model in wasm agrees with the native one", () => {
     assert.ok(cosine(wasm, s.embedding) >= 0.999, `${s.text}: vs reference ${cosine(wasm, s.embedding)}`);
   }
 
+  // Summaries chosen by meaning at build time: a few of the document's own sentences.
+  for (const d of index.searchDocuments("stone trail markers", { includeSummary: true, includeFullDocs: true, onlyMatchingChunks: false }).results) {
+    assert.ok(d.summary && d.summary.length <= 330, `${d.docId}: ${d.summary}`);
+    const flat = (s) => s.replace(/\s+/g, " ");
+    for (const sentence of d.summary.replace(/…$/, "").split(/(?<=[.!?]) /)) assert.ok(flat(d.content).includes(flat(sentence)), `${d.docId}: ${sentence}`);
+  }
+
   // The same hybrid queries give the same ranking on both targets.
   for (const q of ["stone trail markers", "espresso bars in Japan", "how do I build the index", "fusion of rankings"]) {
     for (const mode of ["hybrid", "semantic"]) {
