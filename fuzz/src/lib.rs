@@ -322,6 +322,7 @@ pub fn everything() -> SearchOptions {
         recency_weight: 0.5,
         prefix: true,
         fuzzy: Fuzzy::On(true),
+        include_summary: true,
         ..SearchOptions::default()
     }
 }
