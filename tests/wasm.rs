@@ -231,6 +231,47 @@ fn documents_links_related_and_filters_in_javascript() {
         1
     );
     assert_eq!(get(&hits.get(0), "metadata.year").as_f64(), Some(2020.0));
+
+    // A filter hides the links to what it leaves out; kind, author, rel and summary arrive.
+    let hits = array(
+        index
+            .search(
+                q("painted posts"),
+                options(r#"{"limit": 1, "includeSummary": true, "filter": {"tags": ["valley", "alpine"]}}"#),
+            )
+            .unwrap(),
+    );
+    let valley = hits.get(0);
+    assert_eq!(
+        get(&valley, "citation.kind").as_string().unwrap(),
+        "section"
+    );
+    assert_eq!(
+        get(&valley, "links.length").as_f64(),
+        Some(1.0),
+        "the archive is filtered out"
+    );
+    assert_eq!(
+        get(&valley, "links.0.targetId").as_string().unwrap(),
+        "alpine.md"
+    );
+    assert_eq!(get(&valley, "linksElided").as_f64(), Some(0.0));
+    assert!(!get(&valley, "summary").as_string().unwrap().is_empty());
+    let hits = array(
+        index
+            .search(q("shepherds stacked stones"), options(r#"{"limit": 1}"#))
+            .unwrap(),
+    );
+    let archive = hits.get(0);
+    assert_eq!(
+        get(&archive, "citation.author").as_string().unwrap(),
+        "Ada Lovelace"
+    );
+    assert_eq!(get(&archive, "links.0.rel").as_string().unwrap(), "prev");
+    assert_eq!(
+        get(&archive, "links.0.targetType").as_string().unwrap(),
+        "md"
+    );
 }
 
 #[wasm_bindgen_test]

@@ -851,6 +851,19 @@ mod tests {
         .unwrap()
     }
 
+    /// `source` read as site/a.html, `words` words a chunk.
+    fn page_of_words(source: &str, words: usize) -> SourceDocument {
+        let file = InputFile {
+            root: PathBuf::from("site"),
+            path: PathBuf::from("site/a.html"),
+        };
+        let options = IngestOptions {
+            chunk_limit: ChunkLimit::words(words),
+            base_url: String::new(),
+        };
+        read(&file, source, &options).unwrap()
+    }
+
     #[test]
     fn finds_the_content_headings_metadata_and_links() {
         let doc = page(
@@ -906,18 +919,7 @@ mod tests {
     fn blocks_that_start_with_entities_keep_their_lines() {
         let source = "<html><body>\n<p>&ldquo;Quoted&rdquo; words</p>\n<p>&amp; more</p>\n\n<p>plain text</p>\n<ul><li>&#122;ebra crossing</li></ul>\n<p>&nbsp;&nbsp;spaced out</p>\n<table><tr><td>&lt;cell&gt;</td></tr></table></body></html>\n";
         // Two words a chunk: one chunk a block.
-        let doc = read(
-            &InputFile {
-                root: PathBuf::from("site"),
-                path: PathBuf::from("site/a.html"),
-            },
-            source,
-            &IngestOptions {
-                chunk_limit: ChunkLimit::words(2),
-                base_url: String::new(),
-            },
-        )
-        .unwrap();
+        let doc = page_of_words(source, 2);
         let starts: Vec<(&str, u32, &str)> = doc
             .chunks
             .iter()
@@ -981,18 +983,7 @@ mod tests {
         // Found by fuzzing: text with no tags after a newline the parser drops was placed at the
         // end of the page, and offsets inside a block drifted by each whitespace run folded.
         let source = "\n--\n# Heading {#custom}\n\nA paragraph with(*emphasis* and a [li]nk](other.md#x).\n\n## S22";
-        let doc = read(
-            &InputFile {
-                root: PathBuf::from("site"),
-                path: PathBuf::from("site/a.html"),
-            },
-            source,
-            &IngestOptions {
-                chunk_limit: ChunkLimit::words(1),
-                base_url: String::new(),
-            },
-        )
-        .unwrap();
+        let doc = page_of_words(source, 1);
         assert!(doc.chunks.len() > 10);
         for chunk in &doc.chunks {
             let first = chunk.text.split_whitespace().next().unwrap();
