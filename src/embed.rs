@@ -65,7 +65,7 @@ impl Embedder {
         let device = Device::Cpu;
         let config: Config = serde_json::from_slice(&files.config)
             .map_err(|e| Error::Model(format!("config.json is not a BERT config: {e}")))?;
-        check_config(&config)?;
+        check_config(&config, "the model the index was built with")?;
         let mut tokenizer = Tokenizer::from_bytes(&files.tokenizer)
             .map_err(|e| Error::Model(format!("tokenizer.json cannot be read: {e}")))?;
         let vocabulary = tokenizer.get_vocab_size(true);
@@ -173,9 +173,10 @@ impl Embedder {
 
 /// Checks that a config describes a BERT that can be built and run, before candle divides by
 /// its head count or allocates by its sizes: a bad config is an error that names the field.
-pub(crate) fn check_config(config: &Config) -> Result<()> {
+/// `whose` names the model in the message ("the model the index was built with").
+pub(crate) fn check_config(config: &Config, whose: &str) -> Result<()> {
     let bad = |m: String| {
-        Err(Error::Model(format!("config.json describes an impossible model: {m}; use the config.json of the model the index was built with")))
+        Err(Error::Model(format!("config.json describes an impossible model: {m}; use the config.json of {whose}")))
     };
     let sizes = [
         ("vocab_size", config.vocab_size, 1_000_000),

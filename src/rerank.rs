@@ -62,16 +62,8 @@ impl Reranker {
                 "the reranker's config.json is not a BERT config: {e}; use the config.json of a BertForSequenceClassification cross-encoder"
             ))
         })?;
-        // The embedder's check; its advice names the index's model, here it is the reranker's.
-        check_config(&config).map_err(|e| {
-            Error::Model(format!(
-                "the reranker's {}",
-                e.to_string().replace(
-                    "the model the index was built with",
-                    "the cross-encoder these weights came with"
-                )
-            ))
-        })?;
+        check_config(&config, "the cross-encoder these weights came with")
+            .map_err(|e| Error::Model(format!("the reranker's {e}")))?;
         let head: HeadConfig = serde_json::from_slice(&files.config).map_err(|e| {
             Error::Model(format!(
                 "the reranker's config.json has a bad num_labels or id2label: {e}"
