@@ -176,7 +176,9 @@ impl Embedder {
 /// `whose` names the model in the message ("the model the index was built with").
 pub(crate) fn check_config(config: &Config, whose: &str) -> Result<()> {
     let bad = |m: String| {
-        Err(Error::Model(format!("config.json describes an impossible model: {m}; use the config.json of {whose}")))
+        Err(Error::Model(format!(
+            "config.json describes an impossible model: {m}; use the config.json of {whose}"
+        )))
     };
     let sizes = [
         ("vocab_size", config.vocab_size, 1_000_000),

@@ -88,10 +88,7 @@ pub fn build(
     let vectors = match vectors {
         None => {
             let summaries = super::summary::lexical(&documents, &chunks, &lexical, &analyzer);
-            documents
-                .iter_mut()
-                .zip(summaries)
-                .for_each(|(d, s)| d.summary = s);
+            super::summary::keep(&mut documents, &chunks, summaries);
             None
         }
         Some(options) => {
@@ -103,10 +100,7 @@ pub fn build(
                 options.embedder,
                 options.batch_size,
             )?;
-            documents
-                .iter_mut()
-                .zip(summaries)
-                .for_each(|(d, s)| d.summary = s);
+            super::summary::keep(&mut documents, &chunks, summaries);
             Some(if chunks.len() >= options.graph_from {
                 VectorIndex::graph(options.identity, flat, options.graph)
             } else {

@@ -37,7 +37,7 @@ pub struct Document {
     /// `<meta name="author">`).
     pub author: Option<String>,
     /// A few of its own sentences that say what it is about, chosen at build time
-    /// (`index::summary`).
+    /// (`index::summary`); none when that would be all of its text (see `Index::summary`).
     pub summary: Option<String>,
 }
 
@@ -190,6 +190,27 @@ impl Index {
         start..end
     }
 
+    /// Document `doc`'s summary: the one stored, else, for a document short enough to be its
+    /// own summary, its text.
+    pub fn summary(&self, doc: u32) -> Option<String> {
+        if let Some(summary) = &self.documents[doc as usize].summary {
+            return Some(summary.clone());
+        }
+        let text = self.document_text(doc);
+        (!text.is_empty() && text.len() <= summary_chars::MAX).then_some(text)
+    }
+
+    /// Document `doc`'s chunks' text, each folded to single spaces, joined by a space.
+    pub fn document_text(&self, doc: u32) -> String {
+        let Some(first) = self.first_chunk_of(doc) else {
+            return String::new();
+        };
+        self.document_chunks(first)
+            .flat_map(|c| self.chunks[c as usize].text.split_whitespace())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// The first chunk of document `doc`, if it has any.
     pub fn first_chunk_of(&self, doc: u32) -> Option<u32> {
         let i = self.chunks.partition_point(|c| c.doc < doc);
@@ -203,6 +224,12 @@ impl Index {
     pub fn document_of(&self, chunk: &Chunk) -> &Document {
         &self.documents[chunk.doc as usize]
     }
+}
+
+/// How long a summary may be.
+pub mod summary_chars {
+    /// About how many characters: sentences are added while they fit.
+    pub const MAX: usize = 320;
 }
 
 /// What the index (words and model) reads before a chunk's text: the document title and the

@@ -17,7 +17,7 @@ use crate::error::Result;
 pub const MAX_SENTENCES: usize = 3;
 /// About how long a summary may be: sentences are added while they fit (the first always is,
 /// cut at a word boundary).
-pub const MAX_CHARS: usize = 320;
+pub const MAX_CHARS: usize = super::summary_chars::MAX;
 /// How many of a document's most central chunks offer sentences to the model, and how many
 /// sentences at most: a summary costs about one more chunk's worth of model time a document.
 const CENTRAL_CHUNKS: usize = 2;
@@ -220,4 +220,17 @@ pub fn semantic(
             }))
         })
         .collect())
+}
+
+/// Stores each document's summary, except where it is all of the document's text: a short
+/// document is its own summary (`Index::summary`), and the index does not hold its text twice.
+pub fn keep(documents: &mut [Document], chunks: &[Chunk], summaries: Vec<Option<String>>) {
+    let ranges = chunks_by_document(documents, chunks);
+    for ((document, summary), range) in documents.iter_mut().zip(summaries).zip(ranges) {
+        let whole: Vec<&str> = range
+            .flat_map(|c| chunks[c].text.split_whitespace())
+            .collect();
+        let folded = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        document.summary = summary.filter(|s| folded(s) != whole.join(" "));
+    }
 }

@@ -129,10 +129,11 @@ pub fn search_documents(
                         .collect::<Vec<_>>()
                         .join("\n\n")
                 }),
-                summary: document
-                    .summary
-                    .clone()
-                    .filter(|_| options.search.include_summary),
+                summary: options
+                    .search
+                    .include_summary
+                    .then(|| index.summary(doc))
+                    .flatten(),
             }
         })
         .collect();

@@ -449,7 +449,10 @@ fn base_hit(
         links,
         links_elided,
         via: None,
-        summary: document.summary.clone().filter(|_| options.include_summary),
+        summary: options
+            .include_summary
+            .then(|| index.summary(chunk.doc))
+            .flatten(),
         reranker_score: candidate.reranker_score,
         metadata: index.metadata(chunk.doc).cloned(),
         created_at: document.created.as_ref().map(|t| t.iso.clone()),
