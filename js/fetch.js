@@ -90,10 +90,12 @@ export async function loadModelFiles(baseUrl, onProgress, fresh = false) {
   };
 }
 
-/** Loads the model into `index`, a cached copy that fails fetched anew once: { fromCache, keep }. */
-async function attachModel(index, modelUrl, onProgress) {
+/**
+ * Loads a model folder's files with `load` (the embedder's by default), a cached copy that
+ * fails fetched anew once: { fromCache, keep }.
+ */
+async function attachModel(index, modelUrl, onProgress, load = ({ weights, tokenizer, config }) => index.loadModelFromBytes(weights, tokenizer, config)) {
   let model = await loadModelFiles(modelUrl, onProgress);
-  const load = ({ weights, tokenizer, config }) => index.loadModelFromBytes(weights, tokenizer, config);
   try {
     load(model.files);
   } catch (e) {
@@ -108,12 +110,19 @@ async function attachModel(index, modelUrl, onProgress) {
  * Loads the cross-encoder that `options.rerank.model` names (a URL) into `index`, through the
  * cache, unless it is the one loaded already. Shared by the worker and the main-thread fallback.
  */
+const rerankers = new WeakMap(); // index → { model, loading }: one download at a time
 export async function prepareRerank(index, options) {
-  const model = options?.rerank?.model;
-  if (!model || index.rerankerModel === model.replace(/\/+$/, "")) return;
-  const { files, keep } = await loadModelFiles(model, null);
-  index.loadRerankerFromBytes(model, files.weights, files.tokenizer, files.config);
-  await keep();
+  const model = options?.rerank?.model?.replace(/\/+$/, "");
+  if (!model || index.rerankerModel === model) return;
+  let pending = rerankers.get(index);
+  if (pending?.model !== model) {
+    const loading = attachModel(index, model, null, ({ weights, tokenizer, config }) => index.loadRerankerFromBytes(model, weights, tokenizer, config));
+    pending = { model, loading };
+    rerankers.set(index, pending);
+    // A failed load is forgotten, so the next search tries again.
+    loading.then(({ keep }) => keep(), () => rerankers.get(index) === pending && rerankers.delete(index));
+  }
+  await pending.loading;
 }
 
 /**

@@ -360,20 +360,29 @@ fn index(args: IndexArgs) -> Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let staging = Staging::new(&args.out)?;
+    // The index being replaced, if it was embedded by the same model: unchanged chunks keep
+    // their vectors and unchanged documents their summaries.
+    let mut previous = None;
     let vectors = match &model {
         None => None,
         Some((embedder, source)) => {
             let web_sha = write_web_model(source, &staging.path.join(MODEL_DIR), args.web_weights)?;
+            let identity = vector::ModelIdentity {
+                name: embed::MODEL_NAME.to_string(),
+                dimension: embedder.dimension() as u32,
+                source_weights_sha256: embedder.weights_sha256().to_string(),
+                web_weights_sha256: web_sha,
+                config_sha256: embed::sha256_hex(&source.config),
+                tokenizer_sha256: embed::sha256_hex(&source.tokenizer),
+            };
+            previous = std::fs::read(args.out.join(INDEX_FILE))
+                .ok()
+                .and_then(|bytes| format::read(&bytes).ok())
+                .and_then(|old| build::Previous::of(&old, &identity));
             Some(build::VectorOptions {
                 embedder,
-                identity: vector::ModelIdentity {
-                    name: embed::MODEL_NAME.to_string(),
-                    dimension: embedder.dimension() as u32,
-                    source_weights_sha256: embedder.weights_sha256().to_string(),
-                    web_weights_sha256: web_sha,
-                    config_sha256: embed::sha256_hex(&source.config),
-                    tokenizer_sha256: embed::sha256_hex(&source.tokenizer),
-                },
+                identity,
+                previous: previous.as_ref(),
                 graph_from: args.graph_from,
                 graph: vector::GraphSettings::default(),
                 precision: args.vectors,
@@ -399,7 +408,11 @@ fn index(args: IndexArgs) -> Result<()> {
         started.elapsed().as_secs_f64(),
         [
             ("skipped", files.skipped.len() + ingested.skipped.len()),
-            ("warnings", ingested.warnings.len())
+            ("warnings", ingested.warnings.len()),
+            (
+                "chunk vectors kept from the previous index",
+                previous.as_ref().map_or(0, build::Previous::reused)
+            ),
         ]
         .iter()
         .filter(|(_, n)| *n > 0)

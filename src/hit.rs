@@ -38,7 +38,8 @@ pub struct SearchHit {
     /// in every mode, the place for a quality cutoff).
     pub score_kind: ScoreKind,
     /// The cross-encoder's relevance in [0, 1], on the hits `rerank` scored (its `topN`); the
-    /// hits after them keep their retrieval order and have none.
+    /// hits after them keep their retrieval order, have none, and `score` 0 (their retrieval
+    /// score is in `retrievalScore`), so one cutoff holds for the whole response.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub reranker_score: Option<f32>,
@@ -516,7 +517,8 @@ pub struct SearchOptions {
 /// Cross-encoder reranking: the `topN` best fused candidates are scored as (query, chunk) pairs
 /// by a BERT cross-encoder (`BertForSequenceClassification`); `score` becomes its relevance
 /// (the logit's sigmoid, in [0, 1]), `rerankerScore` is set on them, and the hits after them
-/// keep their retrieval order.
+/// keep their retrieval order with `score` 0. A recency boost orders the pool the top N come
+/// from; the reranked score is the cross-encoder's alone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Rerank {

@@ -304,3 +304,98 @@ fn with_a_model_every_chunk_fits_the_models_window() {
         1
     );
 }
+
+/// A rebuild into the same folder embeds only what changed: the vectors and summaries of the
+/// unchanged chunks and documents come from the previous index, and the result answers as a
+/// build from scratch does.
+#[test]
+fn a_rebuild_embeds_only_the_chunks_that_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("docs");
+    std::fs::create_dir(&input).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs");
+    let mut files = 0;
+    for entry in walkdir::WalkDir::new(&fixtures)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+    {
+        let to = input.join(entry.path().strip_prefix(&fixtures).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(entry.path(), &to).unwrap();
+        files += 1;
+    }
+    assert!(files > 2);
+    let model = model_dir();
+    let index = |out: &Path| {
+        let run = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args([
+                "index",
+                input.to_str().unwrap(),
+                "--model",
+                model.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        String::from_utf8(run.stdout).unwrap()
+    };
+    let out = dir.path().join("index");
+    let first = index(&out);
+    assert!(!first.contains("kept from the previous index"), "{first}");
+    // Nothing changed: every vector is kept.
+    let again = index(&out);
+    let read = |out: &Path| {
+        cairn::index::format::read(&std::fs::read(out.join("index.cairn")).unwrap()).unwrap()
+    };
+    let chunks = read(&out).chunks.len();
+    assert!(
+        again.contains(&format!(
+            "chunk vectors kept from the previous index {chunks}"
+        )),
+        "{again}"
+    );
+
+    // One file gains a paragraph: its changed chunks are embedded, the rest kept.
+    let edited = input.join("guide/install.md");
+    let mut text = std::fs::read_to_string(&edited).unwrap();
+    text.push_str("\n\nA new paragraph about rebuilding the index after an edit.\n");
+    std::fs::write(&edited, text).unwrap();
+    let incremental = index(&out);
+    let kept: usize = incremental
+        .rsplit("previous index ")
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let rebuilt = read(&out);
+    assert!(kept > 0 && kept < rebuilt.chunks.len(), "{incremental}");
+
+    // The same as a build from scratch: the same chunks, vectors as close as the model's own
+    // rounding, the same summaries.
+    let fresh_dir = dir.path().join("fresh");
+    index(&fresh_dir);
+    let fresh = read(&fresh_dir);
+    assert_eq!(rebuilt.chunks, fresh.chunks);
+    let (a, b) = (
+        rebuilt.vectors.as_ref().unwrap().to_flat(),
+        fresh.vectors.as_ref().unwrap().to_flat(),
+    );
+    for (x, y) in a.chunks(384).zip(b.chunks(384)) {
+        assert!(cosine(x, y) > 0.999, "{}", cosine(x, y));
+    }
+    let summaries = |i: &cairn::index::Index| {
+        i.documents
+            .iter()
+            .map(|d| d.summary.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(summaries(&rebuilt), summaries(&fresh));
+}

@@ -101,7 +101,7 @@ fn a_static_site_indexes_as_pagefind_users_expect() {
     assert_eq!(home[0]["createdAt"], "2023-04-01T00:00:00Z");
     assert_eq!(
         home[0]["links"][0],
-        json!({"targetId": "guide/index.html", "title": "Route planning guide", "text": "route planning guide", "direction": "out"})
+        json!({"targetId": "guide/index.html", "targetType": "html", "title": "Route planning guide", "text": "route planning guide", "direction": "out"})
     );
     let api = search(out.path(), "routes creates", json!({}));
     assert_eq!(

@@ -293,6 +293,7 @@ fn indexes() -> &'static [Index] {
             graph: GraphSettings::default(),
             precision: Precision::Int8,
             batch_size: 3,
+            previous: None,
         };
         [None, Some(vectors(usize::MAX)), Some(vectors(1))]
             .into_iter()

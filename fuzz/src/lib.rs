@@ -162,6 +162,7 @@ pub fn sample_index(vectors: Vectors) -> Index {
         graph: GraphSettings::default(),
         precision,
         batch_size: 4,
+        previous: None,
     };
     let v = match vectors {
         Vectors::None => None,

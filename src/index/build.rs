@@ -38,6 +38,59 @@ pub struct VectorOptions<'a> {
     pub precision: Precision,
     /// Chunks per model call.
     pub batch_size: usize,
+    /// What an earlier build of the same model computed: an unchanged chunk is not embedded
+    /// again, nor an unchanged document's summary chosen again.
+    pub previous: Option<&'a Previous>,
+}
+
+/// An earlier index's chunk vectors by the text the model read (title, headings and text), and
+/// its summaries by document id and text. Only an index embedded by the same model (weights,
+/// config and tokenizer) qualifies; a vector comes back as it was stored (the int8 ones
+/// quantize again to the same bytes).
+#[derive(Default)]
+pub struct Previous {
+    vectors: std::collections::HashMap<String, Vec<f32>>,
+    summaries: std::collections::HashMap<(String, String), Option<String>>,
+    /// How many chunk vectors the build took from it.
+    reused: std::cell::Cell<usize>,
+}
+
+impl Previous {
+    pub fn of(index: &Index, identity: &ModelIdentity) -> Option<Self> {
+        let vectors = index.vectors.as_ref().filter(|v| v.model == *identity)?;
+        let dim = vectors.dimension();
+        let flat = vectors.to_flat();
+        let by_text = index
+            .chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                (
+                    indexed_text(index.document_of(c), c),
+                    flat[i * dim..(i + 1) * dim].to_vec(),
+                )
+            })
+            .collect();
+        let summaries = (0..index.documents.len() as u32)
+            .map(|d| {
+                let document = &index.documents[d as usize];
+                (
+                    (document.id.clone(), index.document_text(d)),
+                    document.summary.clone(),
+                )
+            })
+            .collect();
+        Some(Previous {
+            vectors: by_text,
+            summaries,
+            reused: Default::default(),
+        })
+    }
+
+    /// How many chunk vectors the build took from it (not embedded again).
+    pub fn reused(&self) -> usize {
+        self.reused.get()
+    }
 }
 
 /// Assembles an index; `progress(done, total)` is called as chunks are embedded.
@@ -92,13 +145,22 @@ pub fn build(
             None
         }
         Some(options) => {
-            let flat = embed_all(options.embedder, &texts, options.batch_size, &progress)?;
+            let none = Previous::default();
+            let previous = options.previous.unwrap_or(&none);
+            let flat = embed_new(
+                options.embedder,
+                &texts,
+                previous,
+                options.batch_size,
+                &progress,
+            )?;
             let summaries = super::summary::semantic(
                 &documents,
                 &chunks,
                 &flat,
                 options.embedder,
                 options.batch_size,
+                &previous.summaries,
             )?;
             super::summary::keep(&mut documents, &chunks, summaries);
             Some(if chunks.len() >= options.graph_from {
@@ -189,6 +251,37 @@ fn resolve_path(base: &str, target: &str) -> Option<String> {
         }
     }
     Some(parts.join("/"))
+}
+
+/// Like `embed_all`, but a text `previous` has a vector for is not embedded again.
+fn embed_new(
+    embedder: &dyn ChunkEmbedder,
+    texts: &[String],
+    previous: &Previous,
+    batch_size: usize,
+    progress: &(impl Fn(usize, usize) + Sync),
+) -> Result<Vec<f32>> {
+    let dim = embedder.dimension();
+    let known = |t: &String| previous.vectors.get(t).filter(|v| v.len() == dim);
+    let new: Vec<String> = texts
+        .iter()
+        .filter(|t| known(t).is_none())
+        .cloned()
+        .collect();
+    let reused = texts.len() - new.len();
+    previous.reused.set(reused);
+    let embedded = embed_all(embedder, &new, batch_size, &|done, _| {
+        progress(reused + done, texts.len())
+    })?;
+    let mut flat = Vec::with_capacity(texts.len() * dim);
+    let mut next = embedded.chunks(dim);
+    for text in texts {
+        match known(text) {
+            Some(v) => flat.extend_from_slice(v),
+            None => flat.extend_from_slice(next.next().expect("one vector a new text")),
+        }
+    }
+    Ok(flat)
 }
 
 /// Embeds texts in batches of similar length (less padding), returning the vectors in text

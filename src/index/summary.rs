@@ -5,6 +5,8 @@
 //! its title and headings. Either way, at most `MAX_SENTENCES` sentences and about
 //! `MAX_CHARS` characters, in the order the document has them.
 
+use std::collections::HashMap;
+
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::build::{embed_all, ChunkEmbedder};
@@ -48,27 +50,42 @@ fn sentences_of(chunks: &[Chunk], ids: impl Iterator<Item = usize>) -> Vec<Sente
 }
 
 /// The chosen sentences (by score, best first), put back in document order and joined.
-fn compose(mut chosen: Vec<&Sentence<'_>>) -> Option<String> {
-    chosen.sort_by_key(|s| (s.chunk, s.at));
-    let mut summary = String::new();
+fn compose(chosen: Vec<&Sentence<'_>>) -> Option<String> {
+    // Taken best first while they fit (the best always, cut at a word, or a character, if it
+    // must be), then put in document order.
+    let mut kept: Vec<(&Sentence, &str)> = Vec::new();
+    let mut used = 0;
     for sentence in chosen {
-        let room = MAX_CHARS.saturating_sub(summary.len() + 1);
-        if sentence.text.len() > room {
-            if summary.is_empty() {
-                let cut = sentence
-                    .text
-                    .unicode_word_indices()
-                    .map(|(i, w)| i + w.len())
-                    .take_while(|&end| end <= room)
-                    .last();
-                summary = format!("{}…", &sentence.text[..cut.unwrap_or(0)]);
-            }
+        let room = MAX_CHARS.saturating_sub(used + 1);
+        let text = if sentence.text.len() <= room {
+            sentence.text
+        } else if kept.is_empty() {
+            let words = sentence
+                .text
+                .unicode_word_indices()
+                .map(|(i, w)| i + w.len());
+            let chars = sentence.text.char_indices().map(|(i, c)| i + c.len_utf8());
+            let cut = words.take_while(|&end| end <= room).last();
+            let cut = cut
+                .or_else(|| chars.take_while(|&end| end <= room).last())
+                .unwrap_or(0);
+            &sentence.text[..cut]
+        } else {
             continue;
-        }
+        };
+        used += text.len() + 1;
+        kept.push((sentence, text));
+    }
+    kept.sort_by_key(|(s, _)| (s.chunk, s.at));
+    let mut summary = String::new();
+    for (sentence, text) in kept {
         if !summary.is_empty() {
             summary.push(' ');
         }
-        summary.push_str(sentence.text);
+        summary.push_str(text);
+        if text.len() < sentence.text.len() {
+            summary.push('…');
+        }
     }
     (!summary.trim().is_empty()).then_some(summary)
 }
@@ -165,13 +182,22 @@ pub fn semantic(
     vectors: &[f32],
     embedder: &dyn ChunkEmbedder,
     batch_size: usize,
+    previous: &HashMap<(String, String), Option<String>>,
 ) -> Result<Vec<Option<String>>> {
     let dim = embedder.dimension();
     let vector = |c: usize| &vectors[c * dim..(c + 1) * dim];
     let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
     let ranges = chunks_by_document(documents, chunks);
     let mut candidates: Vec<(Vec<Sentence>, Vec<f32>)> = Vec::with_capacity(documents.len());
-    for range in ranges {
+    // A document an earlier build summarized, with the same text, keeps its summary.
+    let mut reused: Vec<Option<Option<String>>> = Vec::with_capacity(documents.len());
+    for (document, range) in documents.iter().zip(ranges) {
+        let text = whole_text(chunks, range.clone());
+        reused.push(previous.get(&(document.id.clone(), text)).cloned());
+        if reused.last().is_some_and(Option::is_some) {
+            candidates.push((Vec::new(), Vec::new()));
+            continue;
+        }
         let mut centroid = vec![0f32; dim];
         for c in range.clone() {
             centroid
@@ -206,7 +232,11 @@ pub fn semantic(
     let mut next = 0;
     Ok(candidates
         .iter()
-        .map(|(sentences, centroid)| {
+        .zip(reused)
+        .map(|((sentences, centroid), reused)| {
+            if let Some(summary) = reused {
+                return summary;
+            }
             if fits(sentences) {
                 return compose(sentences.iter().collect());
             }
@@ -227,10 +257,16 @@ pub fn semantic(
 pub fn keep(documents: &mut [Document], chunks: &[Chunk], summaries: Vec<Option<String>>) {
     let ranges = chunks_by_document(documents, chunks);
     for ((document, summary), range) in documents.iter_mut().zip(summaries).zip(ranges) {
-        let whole: Vec<&str> = range
-            .flat_map(|c| chunks[c].text.split_whitespace())
-            .collect();
+        let whole = whole_text(chunks, range);
         let folded = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-        document.summary = summary.filter(|s| folded(s) != whole.join(" "));
+        document.summary = summary.filter(|s| folded(s) != whole);
     }
+}
+
+/// A document's chunks' text, folded to single spaces (as `Index::document_text`).
+fn whole_text(chunks: &[Chunk], range: std::ops::Range<usize>) -> String {
+    range
+        .flat_map(|c| chunks[c].text.split_whitespace())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -486,9 +486,21 @@ fn author_name(value: &serde_json::Value) -> Option<String> {
 }
 
 /// A link's stated relationship, blanks folded, at most 200 characters; none when blank.
+/// HTML link types that say how to follow a link, not what its target is.
+const NOT_RELATIONSHIPS: [&str; 7] = [
+    "noopener",
+    "noreferrer",
+    "nofollow",
+    "external",
+    "ugc",
+    "sponsored",
+    "opener",
+];
+
 fn rel_of(written: Option<&str>) -> Option<String> {
     let rel: String = written?
         .split_whitespace()
+        .filter(|t| !NOT_RELATIONSHIPS.iter().any(|n| n.eq_ignore_ascii_case(t)))
         .collect::<Vec<_>>()
         .join(" ")
         .chars()

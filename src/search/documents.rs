@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{chunk_id, retrieve, QueryContext};
+use super::{chunk_id, fused, rerank_retrieved, QueryContext};
 use crate::error::Result;
 use crate::hit::{DocumentChunk, DocumentResult, DocumentSearchOptions, DocumentSearchResponse};
 use crate::index::Index;
@@ -45,9 +45,9 @@ pub fn search_documents(
         .max(options.search.limit) as usize;
     let mut search = options.search.clone();
     let mut pool = wanted;
-    let (retrieved, order, matched) = loop {
+    let (mut retrieved, order, matched) = loop {
         search.candidates = Some(pool.min(super::limits::CANDIDATES as usize) as u32);
-        let retrieved = retrieve(index, query, context, &search)?;
+        let retrieved = fused(index, query, context, &search)?;
         let (order, matched) = group(index, &retrieved);
         let exhausted = retrieved.candidates.len() < pool
             || pool >= index.chunks.len()
@@ -56,6 +56,13 @@ pub fn search_documents(
             break (retrieved, order, matched);
         }
         pool = pool.saturating_mul(4);
+    };
+    // Reranked once, on the pool that holds enough documents.
+    let (order, matched) = if search.rerank.is_some() {
+        rerank_retrieved(index, query, &mut retrieved, &search, context)?;
+        group(index, &retrieved)
+    } else {
+        (order, matched)
     };
     let analyzer = index.analyzer();
     let mut facets: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();

@@ -126,8 +126,36 @@ pub fn search(
     Ok(hits)
 }
 
-/// Ranks the index's chunks for a query: every candidate of the pool, best first.
+/// Ranks the index's chunks for a query: every candidate of the pool, best first, reranked
+/// when `rerank` asks.
 pub fn retrieve(
+    index: &Index,
+    query: &str,
+    context: QueryContext<'_>,
+    options: &SearchOptions,
+) -> Result<Retrieved> {
+    let mut retrieved = fused(index, query, context, options)?;
+    rerank_retrieved(index, query, &mut retrieved, options, context)?;
+    Ok(retrieved)
+}
+
+/// Reranks a ranking when `rerank` asks (once: `searchDocuments` fuses several pools first).
+pub fn rerank_retrieved(
+    index: &Index,
+    query: &str,
+    retrieved: &mut Retrieved,
+    options: &SearchOptions,
+    context: QueryContext<'_>,
+) -> Result<()> {
+    if let Some(asked) = &options.rerank {
+        rerank(index, query, &mut retrieved.candidates, asked, context)?;
+        retrieved.score_kind = ScoreKind::Reranker;
+    }
+    Ok(())
+}
+
+/// The fused (and recency-boosted) ranking, before any reranking.
+pub fn fused(
     index: &Index,
     query: &str,
     context: QueryContext<'_>,
@@ -222,13 +250,6 @@ pub fn retrieve(
         }
         top_k(&mut candidates, usize::MAX, |c| c.score, |c| c.chunk);
     }
-    let score_kind = match &options.rerank {
-        Some(rerank) => {
-            self::rerank(index, query, &mut candidates, rerank, context)?;
-            ScoreKind::Reranker
-        }
-        None => score_kind,
-    };
     Ok(Retrieved {
         candidates,
         score_kind,
@@ -239,7 +260,10 @@ pub fn retrieve(
 }
 
 /// Scores the best `topN` candidates with the cross-encoder and reorders them by its relevance
-/// (ties keep their order); the candidates after them keep theirs.
+/// (ties keep their order); the candidates after them keep their order with score 0, so one
+/// scale (and one cutoff) holds for the whole response: their retrieval score stays in
+/// `retrievalScore`. The recency boost has ordered the pool the top N are taken from; their
+/// score is the cross-encoder's alone.
 fn rerank(
     index: &Index,
     query: &str,
@@ -273,6 +297,7 @@ fn rerank(
         c.score = s;
         c.reranker_score = Some(s);
     }
+    candidates[top..].iter_mut().for_each(|c| c.score = 0.0);
     candidates[..top].sort_by(|a, b| b.score.total_cmp(&a.score));
     Ok(())
 }
@@ -682,8 +707,16 @@ fn inverse_rel(rel: &str) -> String {
         ("parent", "child"),
         ("child", "parent"),
     ];
-    match PAIRS.iter().find(|(a, _)| a.eq_ignore_ascii_case(rel)) {
-        Some((_, inverse)) => inverse.to_string(),
+    // Several paired link types (`rel="next parent"`) are each inverted.
+    let paired = |t: &str| {
+        PAIRS
+            .iter()
+            .find(|(a, _)| a.eq_ignore_ascii_case(t))
+            .map(|(_, b)| *b)
+    };
+    let inverted: Option<Vec<&str>> = rel.split(' ').map(paired).collect();
+    match inverted {
+        Some(tokens) => tokens.join(" "),
         None => format!("{rel} of"),
     }
 }
