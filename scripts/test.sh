@@ -38,7 +38,7 @@ done
 
 step "the npm package (web, bundler and Node builds) and the demo index"
 target/debug/cairn index tests/fixtures/docs --no-embed --out target/test-fixtures/lexical >/dev/null
-target/debug/cairn index tests/fixtures/linked --no-embed --chunk-words 12 --out target/test-fixtures/linked >/dev/null
+target/debug/cairn index tests/fixtures/linked --no-embed --summaries --chunk-words 12 --out target/test-fixtures/linked >/dev/null
 scripts/build-pkg.sh
 scripts/build-demo-index.sh
 

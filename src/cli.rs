@@ -52,6 +52,10 @@ enum Command {
         /// Build a lexical-only index: no embeddings, no model.
         #[arg(long)]
         no_embed: bool,
+        /// Choose each document's summary (a few of its sentences) for `includeSummary`: by
+        /// meaning with a model, else by its title's words. Costs build time and index bytes.
+        #[arg(long)]
+        summaries: bool,
         /// The largest chunk, in words. With a model, a chunk also fits the model's window (256
         /// tokens, the title and headings it reads with the chunk included).
         #[arg(long, default_value_t = IndexSettings::default().chunk_words, value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -215,6 +219,7 @@ pub fn main() -> ExitCode {
             out,
             model,
             no_embed,
+            summaries,
             chunk_words,
             base_url,
             exclude,
@@ -230,6 +235,7 @@ pub fn main() -> ExitCode {
                 out,
                 model,
                 no_embed,
+                summaries,
                 chunk_words,
                 base_url,
                 exclude,
@@ -284,6 +290,7 @@ struct IndexArgs {
     out: PathBuf,
     model: PathBuf,
     no_embed: bool,
+    summaries: bool,
     chunk_words: u32,
     base_url: String,
     exclude: Vec<String>,
@@ -320,6 +327,7 @@ fn index(args: IndexArgs) -> Result<()> {
 
     let settings = IndexSettings {
         chunk_words: args.chunk_words,
+        summaries: args.summaries,
         ..IndexSettings::default()
     };
     let counter = model

@@ -334,6 +334,7 @@ fn a_rebuild_embeds_only_the_chunks_that_changed() {
                 input.to_str().unwrap(),
                 "--model",
                 model.to_str().unwrap(),
+                "--summaries",
                 "--out",
                 out.to_str().unwrap(),
             ])

@@ -18,6 +18,7 @@ fn index() -> tempfile::TempDir {
         "index",
         input.to_str().unwrap(),
         "--no-embed",
+        "--summaries",
         "--chunk-words",
         "12",
         "--out",
@@ -336,6 +337,18 @@ fn what_kind_of_claim_who_wrote_it_and_its_summary() {
     assert_eq!(
         hit_for(&hits, "page.html")["links"],
         json!([{"targetId": "notes.txt", "targetType": "text", "title": "notes", "text": "notes", "direction": "out", "rel": "help"}])
+    );
+    let refused = common::cairn(&[
+        "search",
+        out.to_str().unwrap(),
+        "compilers",
+        "--options",
+        r#"{"includeSummary": true}"#,
+    ]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && said.contains("rebuild it with `cairn index --summaries`"),
+        "{said}"
     );
     assert_eq!(
         hit_for(&hits, "notes.txt")["links"][0]["rel"],

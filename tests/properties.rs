@@ -297,7 +297,18 @@ fn indexes() -> &'static [Index] {
         };
         [None, Some(vectors(usize::MAX)), Some(vectors(1))]
             .into_iter()
-            .map(|v| build(sources(), IndexSettings::default(), v, |_, _| {}).unwrap())
+            .map(|v| {
+                build(
+                    sources(),
+                    IndexSettings {
+                        summaries: true,
+                        ..IndexSettings::default()
+                    },
+                    v,
+                    |_, _| {},
+                )
+                .unwrap()
+            })
             .collect()
     })
 }

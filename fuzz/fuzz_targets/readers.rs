@@ -97,7 +97,7 @@ fuzz_target!(
         }
 
         // The documents make an index, and a search in it with every option reports sound offsets.
-        let Ok(index) = build(documents, IndexSettings::default(), None, |_, _| {}) else { return };
+        let Ok(index) = build(documents, IndexSettings { summaries: true, ..IndexSettings::default() }, None, |_, _| {}) else { return };
         let Ok(bytes) = cairn::index::format::write(&index) else { return };
         let index = cairn::index::format::read(&bytes).expect("a written index reads back");
         let query: String = index.chunks.iter().flat_map(|c| c.text.split_whitespace().take(3)).take(6).collect::<Vec<_>>().join(" ");

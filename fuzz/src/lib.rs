@@ -170,7 +170,7 @@ pub fn sample_index(vectors: Vectors) -> Index {
         Vectors::F32 => Some(options(Precision::F32, usize::MAX)),
         Vectors::Graph => Some(options(Precision::F32, 1)),
     };
-    build(sample_sources(), IndexSettings::default(), v, |_, _| {}).expect("the sample index builds")
+    build(sample_sources(), IndexSettings { summaries: true, ..IndexSettings::default() }, v, |_, _| {}).expect("the sample index builds")
 }
 
 /// The bytes of an index file around `payload` (header, payload, CRC-32), as

@@ -140,8 +140,10 @@ pub fn build(
 
     let vectors = match vectors {
         None => {
-            let summaries = super::summary::lexical(&documents, &chunks, &lexical, &analyzer);
-            super::summary::keep(&mut documents, &chunks, summaries);
+            if settings.summaries {
+                let summaries = super::summary::lexical(&documents, &chunks, &lexical, &analyzer);
+                super::summary::keep(&mut documents, &chunks, summaries);
+            }
             None
         }
         Some(options) => {
@@ -154,15 +156,17 @@ pub fn build(
                 options.batch_size,
                 &progress,
             )?;
-            let summaries = super::summary::semantic(
-                &documents,
-                &chunks,
-                &flat,
-                options.embedder,
-                options.batch_size,
-                &previous.summaries,
-            )?;
-            super::summary::keep(&mut documents, &chunks, summaries);
+            if settings.summaries {
+                let summaries = super::summary::semantic(
+                    &documents,
+                    &chunks,
+                    &flat,
+                    options.embedder,
+                    options.batch_size,
+                    &previous.summaries,
+                )?;
+                super::summary::keep(&mut documents, &chunks, summaries);
+            }
             Some(if chunks.len() >= options.graph_from {
                 VectorIndex::graph(options.identity, flat, options.graph)
             } else {

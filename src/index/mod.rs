@@ -87,6 +87,9 @@ pub struct IndexSettings {
     pub bm25: Bm25Params,
     /// Largest chunk, in words.
     pub chunk_words: u32,
+    /// Whether each document's summary was chosen (`cairn index --summaries`): they cost build
+    /// time (with a model, about a chunk's embedding a document) and index bytes.
+    pub summaries: bool,
 }
 
 impl Default for IndexSettings {
@@ -95,6 +98,7 @@ impl Default for IndexSettings {
             analyzer: AnalyzerSettings::default(),
             bm25: Bm25Params::default(),
             chunk_words: 200,
+            summaries: false,
         }
     }
 }

@@ -162,6 +162,11 @@ pub fn fused(
     options: &SearchOptions,
 ) -> Result<Retrieved> {
     validate(options)?;
+    if options.include_summary && !index.settings.summaries {
+        return Err(Error::InvalidInput(
+            "this index has no summaries; rebuild it with `cairn index --summaries` to use includeSummary".into(),
+        ));
+    }
     let filter = options
         .filter
         .as_ref()

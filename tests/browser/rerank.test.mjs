@@ -14,7 +14,7 @@ import { writeTinyCrossEncoder } from "../tiny-cross-encoder.mjs";
 let server, browser, base, index, reranker;
 
 before(async () => {
-  index = buildIndex([join(root, "tests/fixtures/linked")], ["--no-embed", "--chunk-words", "12"]);
+  index = buildIndex([join(root, "tests/fixtures/linked")], ["--no-embed", "--summaries", "--chunk-words", "12"]);
   reranker = mkdtempSync(join(tmpdir(), "cairn-reranker-"));
   writeTinyCrossEncoder(reranker);
   server = await serve(0, [["/linked/", index], ["/reranker/", reranker]]);

@@ -42,7 +42,7 @@ test("lexical: CLI and wasm return the same ids in the same order (CISI, 76 quer
 });
 
 test("hybrid: the model in wasm agrees with the native one", () => {
-  const dir = buildIndex([fixtures], ["--model", model]);
+  const dir = buildIndex([fixtures], ["--model", model, "--summaries"]);
   const index = SearchIndex.fromBytes(readFileSync(join(dir, "index.cairn")));
   assert.equal(index.hasVectors, true);
   assert.equal(index.modelReady, false);
@@ -110,7 +110,7 @@ test("rerank, summaries, citation kind and author, link rel: wasm agrees with na
   const { writeTinyCrossEncoder } = await import("../tiny-cross-encoder.mjs");
   const reranker = mkdtempSync(join(tmpdir(), "cairn-reranker-"));
   writeTinyCrossEncoder(reranker);
-  const dir = buildIndex([join(root, "tests/fixtures/linked")], ["--no-embed", "--chunk-words", "12"]);
+  const dir = buildIndex([join(root, "tests/fixtures/linked")], ["--no-embed", "--summaries", "--chunk-words", "12"]);
   const index = SearchIndex.fromBytes(readFileSync(join(dir, "index.cairn")));
   const options = { mode: "lexical", limit: 6, includeSummary: true, rerank: { model: reranker, topN: 4 } };
   assert.throws(() => index.search("cairns valley", options), /cross-encoder .* is not loaded/);
