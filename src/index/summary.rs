@@ -3,7 +3,7 @@
 //! meaning to the document's centroid (the normalized mean of its chunk vectors), taken from
 //! its most central chunks; without, the sentences with the most BM25 weight for the words of
 //! its title and headings. Either way, at most `MAX_SENTENCES` sentences and about
-//! `MAX_CHARS` characters, in the order the document has them.
+//! `MAX_CHARS` bytes, in the order the document has them.
 
 use std::collections::HashMap;
 
@@ -17,8 +17,8 @@ use crate::error::Result;
 
 /// The most sentences in a summary.
 pub const MAX_SENTENCES: usize = 3;
-/// About how long a summary may be: sentences are added while they fit (the first always is,
-/// cut at a word boundary).
+/// About how long a summary may be, in bytes of UTF-8 (320 letters of English, about 100 of
+/// Chinese): sentences are added while they fit (the best always is, cut at a word boundary).
 pub const MAX_CHARS: usize = super::summary_chars::MAX;
 /// How many of a document's most central chunks offer sentences to the model, and how many
 /// sentences at most: a summary costs about one more chunk's worth of model time a document.
@@ -95,8 +95,9 @@ fn best<'s, 'a>(
     sentences: &'s [Sentence<'a>],
     score: impl Fn(usize) -> f32,
 ) -> Vec<&'s Sentence<'a>> {
+    let scores: Vec<f32> = (0..sentences.len()).map(score).collect();
     let mut order: Vec<usize> = (0..sentences.len()).collect();
-    order.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
     order
         .into_iter()
         .take(MAX_SENTENCES)
@@ -215,8 +216,15 @@ pub fn semantic(
         });
         central.truncate(CENTRAL_CHUNKS);
         central.sort_unstable();
-        let mut sentences = sentences_of(chunks, central.into_iter());
-        sentences.truncate(CANDIDATES);
+        // As many from each central chunk (its first ones), so each has its say.
+        let sentences: Vec<Sentence> = central
+            .into_iter()
+            .flat_map(|c| {
+                sentences_of(chunks, std::iter::once(c))
+                    .into_iter()
+                    .take(CANDIDATES / CENTRAL_CHUNKS)
+            })
+            .collect();
         candidates.push((sentences, centroid));
     }
     // Documents whose candidates all fit need no model call.
