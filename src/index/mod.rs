@@ -209,10 +209,10 @@ impl Index {
         let Some(first) = self.first_chunk_of(doc) else {
             return String::new();
         };
-        self.document_chunks(first)
-            .flat_map(|c| self.chunks[c as usize].text.split_whitespace())
-            .collect::<Vec<_>>()
-            .join(" ")
+        folded_text(
+            self.document_chunks(first)
+                .map(|c| &self.chunks[c as usize]),
+        )
     }
 
     /// The first chunk of document `doc`, if it has any.
@@ -228,6 +228,16 @@ impl Index {
     pub fn document_of(&self, chunk: &Chunk) -> &Document {
         &self.documents[chunk.doc as usize]
     }
+}
+
+/// Chunks' text, each folded to single spaces, joined by a space: a document's text as its
+/// summary is compared with it.
+pub fn folded_text<'a>(chunks: impl IntoIterator<Item = &'a Chunk>) -> String {
+    chunks
+        .into_iter()
+        .flat_map(|c| c.text.split_whitespace())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// How long a summary may be.

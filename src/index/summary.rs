@@ -11,7 +11,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use super::build::{embed_all, ChunkEmbedder};
 use super::lexical::LexicalIndex;
-use super::{Chunk, Document};
+use super::{folded_text, Chunk, Document};
 use crate::analyze::Analyzer;
 use crate::error::Result;
 
@@ -193,7 +193,7 @@ pub fn semantic(
     // A document an earlier build summarized, with the same text, keeps its summary.
     let mut reused: Vec<Option<Option<String>>> = Vec::with_capacity(documents.len());
     for (document, range) in documents.iter().zip(ranges) {
-        let text = whole_text(chunks, range.clone());
+        let text = folded_text(&chunks[range.clone()]);
         reused.push(previous.get(&(document.id.clone(), text)).cloned());
         if reused.last().is_some_and(Option::is_some) {
             candidates.push((Vec::new(), Vec::new()));
@@ -265,16 +265,8 @@ pub fn semantic(
 pub fn keep(documents: &mut [Document], chunks: &[Chunk], summaries: Vec<Option<String>>) {
     let ranges = chunks_by_document(documents, chunks);
     for ((document, summary), range) in documents.iter_mut().zip(summaries).zip(ranges) {
-        let whole = whole_text(chunks, range);
+        let whole = folded_text(&chunks[range]);
         let folded = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         document.summary = summary.filter(|s| folded(s) != whole);
     }
-}
-
-/// A document's chunks' text, folded to single spaces (as `Index::document_text`).
-fn whole_text(chunks: &[Chunk], range: std::ops::Range<usize>) -> String {
-    range
-        .flat_map(|c| chunks[c].text.split_whitespace())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
