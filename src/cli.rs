@@ -13,7 +13,7 @@ use cairn::hit::{
     ContextOptions, DocumentSearchOptions, Fusion, Options, Rerank, SearchHit, SearchMode,
     SearchOptions,
 };
-use cairn::index::{build, format, vector, IndexSettings};
+use cairn::index::{build, format, shard as build_shard, vector, IndexSettings};
 use cairn::{eval, ingest, Searcher};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -22,6 +22,8 @@ use serde::Deserialize;
 
 /// The index file inside an index folder.
 const INDEX_FILE: &str = "index.cairn";
+/// What a shard of a split build writes in its folder (with `model/`), for `cairn merge`.
+const PART_FILE: &str = "part.cairn";
 /// The model folder inside an index folder: what a browser downloads to embed queries.
 const MODEL_DIR: &str = "model";
 
@@ -39,50 +41,19 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Build an index from Markdown, plain text and JSONL files or folders.
-    Index {
-        /// Files or folders to index.
+    Index(IndexArgs),
+    /// Join the parts of a split build (`cairn index --shard I/N`) into one index, the same
+    /// bytes one machine would have written.
+    Merge {
+        /// The folders the shards wrote, one a shard, in any order.
         #[arg(required = true)]
-        inputs: Vec<PathBuf>,
-        /// The index folder to write (index.cairn, and model/ for the browser).
+        parts: Vec<PathBuf>,
+        /// The index folder to write.
         #[arg(long)]
         out: PathBuf,
-        /// The sentence model's folder (model.safetensors, tokenizer.json, config.json).
+        /// The sentence model's folder, the one the shards embedded with (for summaries).
         #[arg(long, default_value = "models/all-MiniLM-L6-v2")]
         model: PathBuf,
-        /// Build a lexical-only index: no embeddings, no model.
-        #[arg(long)]
-        no_embed: bool,
-        /// Choose each document's summary (a few of its sentences) for `includeSummary`: by
-        /// meaning with a model, else by its title's words. Costs build time and index bytes.
-        #[arg(long)]
-        summaries: bool,
-        /// The largest chunk, in words. With a model, a chunk also fits the model's window (256
-        /// tokens, the title and headings it reads with the chunk included).
-        #[arg(long, default_value_t = IndexSettings::default().chunk_words, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-        chunk_words: u32,
-        /// Prefix of each file's URL (its path under the input folder follows).
-        #[arg(long, default_value = "")]
-        base_url: String,
-        /// Leave out files matching this glob (repeatable), e.g. '**/drafts/**'.
-        #[arg(long)]
-        exclude: Vec<String>,
-        /// Build an HNSW graph when there are at least this many chunks; fewer are scanned exactly.
-        #[arg(long, default_value_t = 20_000)]
-        graph_from: usize,
-        /// Chunks per model call when embedding.
-        #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=4096))]
-        batch_size: u16,
-        /// Write the index even when every input was skipped (otherwise that run fails and the
-        /// previous index stays).
-        #[arg(long)]
-        allow_empty: bool,
-        /// Precision of the model weights written for the browser (f16: half the download).
-        #[arg(long, value_enum, default_value_t = WebWeights::F16)]
-        web_weights: WebWeights,
-        /// Precision of the chunk vectors of a scanned index (i8: a quarter of the bytes); an
-        /// index with a graph keeps f32.
-        #[arg(long, value_enum, default_value_t = vector::Precision::Int8)]
-        vectors: vector::Precision,
     },
     /// Search an index: human-readable hits, or SearchHit JSON with --json.
     Search {
@@ -214,38 +185,8 @@ impl SearchArgs {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Index {
-            inputs,
-            out,
-            model,
-            no_embed,
-            summaries,
-            chunk_words,
-            base_url,
-            exclude,
-            graph_from,
-            batch_size,
-            allow_empty,
-            web_weights,
-            vectors,
-        } => {
-            let batch_size = batch_size as usize;
-            index(IndexArgs {
-                inputs,
-                out,
-                model,
-                no_embed,
-                summaries,
-                chunk_words,
-                base_url,
-                exclude,
-                graph_from,
-                batch_size,
-                allow_empty,
-                web_weights,
-                vectors,
-            })
-        }
+        Command::Index(args) => index(args),
+        Command::Merge { parts, out, model } => merge(&parts, &out, &model),
         Command::Search {
             index,
             query,
@@ -285,19 +226,51 @@ pub fn main() -> ExitCode {
     }
 }
 
+#[derive(clap::Args)]
 struct IndexArgs {
+    /// Files or folders to index.
+    #[arg(required = true)]
     inputs: Vec<PathBuf>,
+    /// The index folder to write (index.cairn, and model/ for the browser).
+    #[arg(long)]
     out: PathBuf,
+    /// The sentence model's folder (model.safetensors, tokenizer.json, config.json).
+    #[arg(long, default_value = "models/all-MiniLM-L6-v2")]
     model: PathBuf,
+    /// Build a lexical-only index: no embeddings, no model.
+    #[arg(long)]
     no_embed: bool,
+    /// Choose each document's summary (a few of its sentences) for `includeSummary`: by
+    /// meaning with a model, else by its title's words. Costs build time and index bytes.
+    #[arg(long)]
     summaries: bool,
+    /// The largest chunk, in words. With a model, a chunk also fits the model's window (256
+    /// tokens, the title and headings it reads with the chunk included).
+    #[arg(long, default_value_t = IndexSettings::default().chunk_words, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     chunk_words: u32,
+    /// Prefix of each file's URL (its path under the input folder follows).
+    #[arg(long, default_value = "")]
     base_url: String,
+    /// Leave out files matching this glob (repeatable), e.g. '**/drafts/**'.
+    #[arg(long)]
     exclude: Vec<String>,
+    /// Build an HNSW graph when there are at least this many chunks; fewer are scanned exactly.
+    #[arg(long, default_value_t = 20_000)]
     graph_from: usize,
-    batch_size: usize,
+    /// Embed only this share of the chunks, I of N (from 1), and write a part
+    /// (`part.cairn`) for `cairn merge` instead of an index: one build spread over machines.
+    #[arg(long, value_parser = build_shard::Shard::parse, conflicts_with_all = ["no_embed"])]
+    shard: Option<build_shard::Shard>,
+    /// Write the index even when every input was skipped (otherwise that run fails and the
+    /// previous index stays).
+    #[arg(long)]
     allow_empty: bool,
+    /// Precision of the model weights written for the browser (f16: half the download).
+    #[arg(long, value_enum, default_value_t = WebWeights::F16)]
     web_weights: WebWeights,
+    /// Precision of the chunk vectors of a scanned index (i8: a quarter of the bytes); an
+    /// index with a graph keeps f32.
+    #[arg(long, value_enum, default_value_t = vector::Precision::Int8)]
     vectors: vector::Precision,
 }
 
@@ -394,10 +367,13 @@ fn index(args: IndexArgs) -> Result<()> {
                 graph_from: args.graph_from,
                 graph: vector::GraphSettings::default(),
                 precision: args.vectors,
-                batch_size: args.batch_size,
             })
         }
     };
+    if let Some(shard) = args.shard {
+        let options = vectors.expect("--shard needs the model (clap refuses --no-embed)");
+        return write_part(shard, ingested.documents, settings, options, &args, staging, started);
+    }
     let bar = progress_bar(chunk_total as u64, "embedding");
     let index = build::build(ingested.documents, settings, vectors, |done, _| {
         bar.set_position(done as u64)
@@ -405,7 +381,7 @@ fn index(args: IndexArgs) -> Result<()> {
     bar.finish_and_clear();
     let bytes = format::write(&index)?;
     write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
-    staging.commit(model.is_some())?;
+    staging.commit(model.is_some(), INDEX_FILE)?;
     let path = args.out.join(INDEX_FILE);
     println!(
         "indexed {} documents, {} chunks, {} bytes ({}) in {:.1} s{}",
@@ -426,6 +402,104 @@ fn index(args: IndexArgs) -> Result<()> {
         .filter(|(_, n)| *n > 0)
         .map(|(what, n)| format!("; {what} {n}"))
         .collect::<String>()
+    );
+    Ok(())
+}
+
+/// `cairn index --shard`: embeds the shard's chunks and writes its part (and the model).
+fn write_part(
+    shard: build_shard::Shard,
+    sources: Vec<ingest::SourceDocument>,
+    settings: IndexSettings,
+    options: build::VectorOptions,
+    args: &IndexArgs,
+    staging: Staging,
+    started: Instant,
+) -> Result<()> {
+    let (index, texts) = build::assemble(sources, settings);
+    let range = shard.range(texts.len());
+    let bar = progress_bar(range.len() as u64, "embedding");
+    let vectors = build::embed_all(options.embedder, &texts[range.clone()], &|done, _| {
+        bar.set_position(done as u64)
+    })?;
+    bar.finish_and_clear();
+    let part = build_shard::Part {
+        shard,
+        identity: options.identity,
+        graph_from: args.graph_from as u64,
+        precision: args.vectors,
+        index: format::write(&index)?,
+        vectors,
+    };
+    write_synced(&staging.path.join(PART_FILE), &part.write()?)?;
+    staging.commit(true, PART_FILE)?;
+    println!(
+        "shard {shard}: embedded chunks {} to {} of {} into {} in {:.1} s; join the parts with `cairn merge`",
+        range.start + 1,
+        range.end,
+        texts.len(),
+        args.out.join(PART_FILE).display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `cairn merge`: joins the parts of a split build into the index one build would have written.
+fn merge(parts: &[PathBuf], out: &Path, model: &Path) -> Result<()> {
+    let started = Instant::now();
+    let read = |dir: &PathBuf| -> Result<build_shard::Part> {
+        let path = dir.join(PART_FILE);
+        let bytes = std::fs::read(&path).with_context(|| {
+            format!(
+                "cannot read {}: merge takes the folders `cairn index --shard I/N --out DIR` wrote",
+                path.display()
+            )
+        })?;
+        build_shard::Part::read(&bytes).with_context(|| path.display().to_string())
+    };
+    let joined = build_shard::join(parts.iter().map(read).collect::<Result<_>>()?)?;
+    let (embedder, _) = load_source_model(model)?;
+    if embedder.weights_sha256() != joined.identity.source_weights_sha256 {
+        bail!(
+            "the shards were embedded by another model than {}; pass the shards' model with --model",
+            model.display()
+        );
+    }
+    // The browser's model, as the shards wrote it (theirs agree: the identities do).
+    let web = parts[0].join(MODEL_DIR);
+    let weights = std::fs::read(web.join(ModelFiles::WEIGHTS))
+        .with_context(|| format!("cannot read the model the shard wrote in {}", web.display()))?;
+    if embed::sha256_hex(&weights) != joined.identity.web_weights_sha256 {
+        bail!("{} is not the model its part was written with; build that shard again", web.display());
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let staging = Staging::new(out)?;
+    let staged = staging.path.join(MODEL_DIR);
+    std::fs::create_dir_all(&staged)?;
+    write_synced(&staged.join(ModelFiles::WEIGHTS), &weights)?;
+    for name in [ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
+        write_synced(&staged.join(name), &std::fs::read(web.join(name))?)?;
+    }
+    let options = build::VectorOptions {
+        embedder: &embedder,
+        identity: joined.identity,
+        previous: None,
+        graph_from: joined.graph_from,
+        graph: vector::GraphSettings::default(),
+        precision: joined.precision,
+    };
+    let index = build::with_vectors(joined.index, joined.vectors, &options)?;
+    let bytes = format::write(&index)?;
+    write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
+    staging.commit(true, INDEX_FILE)?;
+    println!(
+        "merged {} parts: {} documents, {} chunks, {} bytes ({}) in {:.1} s",
+        parts.len(),
+        index.documents.len(),
+        index.chunks.len(),
+        bytes.len(),
+        out.join(INDEX_FILE).display(),
+        started.elapsed().as_secs_f64()
     );
     Ok(())
 }
@@ -501,10 +575,10 @@ impl Staging {
     }
 
     /// Renames the staged files into place, each an atomic replace: the model's files first
-    /// (when they changed), then `index.cairn`. At every moment the folder holds a whole index,
-    /// old or new; between the two steps an old index whose model changed is refused by its
-    /// model check, never read wrongly.
-    fn commit(self, with_model: bool) -> Result<()> {
+    /// (when they changed), then `file` (`index.cairn`, or a shard's `part.cairn`). At every
+    /// moment the folder holds a whole index, old or new; between the two steps an old index
+    /// whose model changed is refused by its model check, never read wrongly.
+    fn commit(self, with_model: bool, file: &str) -> Result<()> {
         if with_model {
             let (staged, live) = (self.path.join(MODEL_DIR), self.out.join(MODEL_DIR));
             std::fs::create_dir_all(&live)?;
@@ -521,8 +595,8 @@ impl Staging {
                 }
             }
         }
-        std::fs::rename(self.path.join(INDEX_FILE), self.out.join(INDEX_FILE))
-            .with_context(|| format!("cannot move the index into {}", self.out.display()))?;
+        std::fs::rename(self.path.join(file), self.out.join(file))
+            .with_context(|| format!("cannot move {file} into {}", self.out.display()))?;
         if let Ok(dir) = std::fs::File::open(&self.out) {
             let _ = dir.sync_all();
         }

@@ -1,8 +1,14 @@
 //! The sentence embedder: all-MiniLM-L6-v2 (a 6-layer BERT) run with candle, on both targets.
 //! Text is tokenized with the model's own `tokenizer.json`, truncated at 256 tokens, run through
 //! the encoder, mean-pooled over real tokens only (padding masked out) and L2-normalized, as
-//! sentence-transformers does. Natively it embeds chunks in batches at index time (candle's
-//! matrix kernels use every core); in the browser it embeds the query.
+//! sentence-transformers does. Natively it embeds chunks at index time, each text alone and as
+//! many side by side as there are cores (`build::embed_all`); in the browser it embeds the query.
+//!
+//! Natively candle's matrix kernels run on one thread each (`kernels_on_one_thread`). Running
+//! whole texts in parallel instead keeps every core busy (candle's element-wise ops between the
+//! matmuls are serial), wastes nothing on padding, and makes a text's vector a function of that
+//! text alone: the same bits whatever else the build embeds, so a rebuild that keeps vectors and
+//! a build split into shards write the same bytes as one build from scratch.
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -62,6 +68,8 @@ pub struct Embedder {
 impl Embedder {
     /// Loads a model from its files. Weights may be f32 or f16; they are computed in f32.
     pub fn load(files: ModelFiles) -> Result<Self> {
+        #[cfg(not(target_arch = "wasm32"))]
+        kernels_on_one_thread();
         let device = Device::Cpu;
         let config: Config = serde_json::from_slice(&files.config)
             .map_err(|e| Error::Model(format!("config.json is not a BERT config: {e}")))?;
@@ -169,6 +177,18 @@ impl Embedder {
         let normalized = mean.broadcast_div(&norms)?;
         Ok(normalized.to_vec2::<f32>()?)
     }
+}
+
+/// Makes candle's matrix kernels single-threaded from here on, once the global thread pool (which
+/// runs texts side by side) has its threads. candle reads `RAYON_NUM_THREADS` at every matmul;
+/// this is set once, before any model runs.
+#[cfg(not(target_arch = "wasm32"))]
+fn kernels_on_one_thread() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        rayon::current_num_threads();
+        std::env::set_var("RAYON_NUM_THREADS", "1");
+    });
 }
 
 /// Checks that a config describes a BERT that can be built and run, before candle divides by

@@ -305,98 +305,133 @@ fn with_a_model_every_chunk_fits_the_models_window() {
     );
 }
 
-/// A rebuild into the same folder embeds only what changed: the vectors and summaries of the
-/// unchanged chunks and documents come from the previous index, and the result answers as a
-/// build from scratch does.
-#[test]
-fn a_rebuild_embeds_only_the_chunks_that_changed() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("docs");
-    std::fs::create_dir(&input).unwrap();
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs");
-    let mut files = 0;
-    for entry in walkdir::WalkDir::new(&fixtures)
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file())
-    {
-        let to = input.join(entry.path().strip_prefix(&fixtures).unwrap());
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(entry.path(), &to).unwrap();
-        files += 1;
-    }
-    assert!(files > 2);
-    let model = model_dir();
-    let index = |out: &Path| {
-        let run = Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args([
-                "index",
-                input.to_str().unwrap(),
-                "--model",
-                model.to_str().unwrap(),
-                "--summaries",
-                "--out",
-                out.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-        String::from_utf8(run.stdout).unwrap()
+/// A collection of 1,000 records: short ones (one chunk each) and every 50th long enough for
+/// several chunks; `edited` changes one sentence near the end of record 500.
+fn thousand_records(edited: bool) -> String {
+    const WORDS: [&str; 24] = [
+        "index", "search", "vector", "browser", "query", "fragment", "token", "model", "chunk",
+        "page", "site", "shard", "merge", "build", "cache", "ranking", "lexical", "semantic",
+        "embedding", "document", "citation", "highlight", "fusion", "filter",
+    ];
+    let sentence = |r: usize, s: usize| {
+        let w = |k: usize| WORDS[(r * 7 + s * 5 + k * 3) % WORDS.len()];
+        format!("The {} of record {r} explains how a {} meets a {} in part {s}.", w(0), w(1), w(2))
     };
-    let out = dir.path().join("index");
-    let first = index(&out);
-    assert!(!first.contains("kept from the previous index"), "{first}");
-    // Nothing changed: every vector is kept.
-    let again = index(&out);
-    let read = |out: &Path| {
-        cairn::index::format::read(&std::fs::read(out.join("index.cairn")).unwrap()).unwrap()
-    };
-    let chunks = read(&out).chunks.len();
-    assert!(
-        again.contains(&format!(
-            "chunk vectors kept from the previous index {chunks}"
-        )),
-        "{again}"
-    );
+    (0..1000)
+        .map(|r| {
+            let sentences = if r % 50 == 0 { 40 } else { 1 + r % 3 };
+            let mut text: Vec<String> = (0..sentences).map(|s| sentence(r, s)).collect();
+            if edited && r == 500 {
+                text[sentences - 2] = "This sentence was rewritten after the first build.".into();
+            }
+            serde_json::json!({"_id": format!("r{r}"), "title": format!("Record {r}"), "text": text.join(" ")})
+                .to_string()
+                + "\n"
+        })
+        .collect()
+}
 
-    // One file gains a paragraph: its changed chunks are embedded, the rest kept.
-    let edited = input.join("guide/install.md");
-    let mut text = std::fs::read_to_string(&edited).unwrap();
-    text.push_str("\n\nA new paragraph about rebuilding the index after an edit.\n");
-    std::fs::write(&edited, text).unwrap();
-    let incremental = index(&out);
-    let kept: usize = incremental
-        .rsplit("previous index ")
-        .next()
-        .unwrap()
-        .trim()
-        .parse()
+/// Runs `cairn ARGS...` and returns its standard output; fails the test on an error.
+fn cairn(args: &[&str]) -> String {
+    let run = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(args)
+        .output()
         .unwrap();
-    let rebuilt = read(&out);
-    assert!(kept > 0 && kept < rebuilt.chunks.len(), "{incremental}");
-
-    // The same as a build from scratch: the same chunks, vectors as close as the model's own
-    // rounding, the same summaries.
-    let fresh_dir = dir.path().join("fresh");
-    index(&fresh_dir);
-    let fresh = read(&fresh_dir);
-    assert_eq!(rebuilt.chunks, fresh.chunks);
-    let (a, b) = (
-        rebuilt.vectors.as_ref().unwrap().to_flat(),
-        fresh.vectors.as_ref().unwrap().to_flat(),
+    assert!(
+        run.status.success(),
+        "cairn {args:?}: {}",
+        String::from_utf8_lossy(&run.stderr)
     );
-    for (x, y) in a.chunks(384).zip(b.chunks(384)) {
-        assert!(cosine(x, y) > 0.999, "{}", cosine(x, y));
-    }
-    let summaries = |i: &cairn::index::Index| {
-        i.documents
-            .iter()
-            .map(|d| d.summary.clone())
-            .collect::<Vec<_>>()
+    String::from_utf8(run.stdout).unwrap()
+}
+
+/// Builds are reproducible whichever way they are made: three shards merged, a build from
+/// scratch, and a rebuild that keeps the vectors of every unchanged chunk all write the same
+/// bytes; the rebuild embeds exactly the chunks whose text changed.
+#[test]
+fn shards_and_rebuilds_write_the_bytes_of_one_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("records.jsonl");
+    let model = model_dir();
+    let model = model.to_str().unwrap();
+    let index = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "index",
+            input.to_str().unwrap(),
+            "--model",
+            model,
+            "--summaries",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        cairn(&args)
     };
-    assert_eq!(summaries(&rebuilt), summaries(&fresh));
+    let bytes = |out: &Path| std::fs::read(out.join("index.cairn")).unwrap();
+    let read = |out: &Path| cairn::index::format::read(&bytes(out)).unwrap();
+
+    std::fs::write(&input, thousand_records(false)).unwrap();
+    let whole = dir.path().join("whole");
+    let first = index(&whole, &[]);
+    assert!(!first.contains("kept from the previous index"), "{first}");
+    let before = read(&whole);
+    assert_eq!(before.documents.len(), 1000);
+    assert!(before.documents.iter().any(|d| d.summary.is_some()));
+
+    // Three shards, merged in another order: the bytes of the one build.
+    let parts: Vec<PathBuf> = (1..=3).map(|i| dir.path().join(format!("part{i}"))).collect();
+    for (i, part) in parts.iter().enumerate() {
+        let said = index(part, &["--shard", &format!("{}/3", i + 1)]);
+        assert!(said.contains(&format!("shard {}/3", i + 1)), "{said}");
+    }
+    let merged = dir.path().join("merged");
+    let order = [&parts[2], &parts[0], &parts[1]];
+    let mut args = vec!["merge"];
+    args.extend(order.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--out", merged.to_str().unwrap(), "--model", model]);
+    cairn(&args);
+    assert!(bytes(&merged) == bytes(&whole), "merged shards differ from one build");
+    for name in ["model.safetensors", "tokenizer.json", "config.json"] {
+        let file = |d: &Path| std::fs::read(d.join("model").join(name)).unwrap();
+        assert!(file(&merged) == file(&whole), "{name}");
+    }
+
+    // A missing shard is an error that names what is there.
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["merge", parts[0].to_str().unwrap(), parts[2].to_str().unwrap()])
+        .args(["--out", dir.path().join("broken").to_str().unwrap(), "--model", model])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("1/3, 3/3"), "{said}");
+
+    // One record edited: only the chunks whose text changed are embedded, and the result is
+    // the bytes of a build from scratch.
+    std::fs::write(&input, thousand_records(true)).unwrap();
+    let incremental = index(&whole, &[]);
+    let after = read(&whole);
+    let old_texts: std::collections::HashSet<String> = before
+        .chunks
+        .iter()
+        .map(|c| cairn::index::indexed_text(before.document_of(c), c))
+        .collect();
+    let changed: Vec<&cairn::index::Chunk> = after
+        .chunks
+        .iter()
+        .filter(|c| !old_texts.contains(&cairn::index::indexed_text(after.document_of(c), c)))
+        .collect();
+    assert!(!changed.is_empty());
+    assert!(changed
+        .iter()
+        .all(|c| after.documents[c.doc as usize].id == "r500"));
+    let kept = after.chunks.len() - changed.len();
+    assert!(
+        incremental
+            .trim_end()
+            .ends_with(&format!("chunk vectors kept from the previous index {kept}")),
+        "{incremental}"
+    );
+    let fresh = dir.path().join("fresh");
+    index(&fresh, &[]);
+    assert!(bytes(&fresh) == bytes(&whole), "the rebuild differs from a build from scratch");
 }

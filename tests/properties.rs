@@ -152,8 +152,8 @@ impl ChunkEmbedder for StandIn {
     fn dimension(&self) -> usize {
         DIM
     }
-    fn embed_batch(&self, texts: &[&str]) -> cairn::Result<Vec<Vec<f32>>> {
-        Ok(texts.iter().map(|t| embed(t)).collect())
+    fn embed(&self, text: &str) -> cairn::Result<Vec<f32>> {
+        Ok(embed(text))
     }
 }
 
@@ -292,7 +292,6 @@ fn indexes() -> &'static [Index] {
             graph_from,
             graph: GraphSettings::default(),
             precision: Precision::Int8,
-            batch_size: 3,
             previous: None,
         };
         [None, Some(vectors(usize::MAX)), Some(vectors(1))]

@@ -20,8 +20,8 @@ impl ChunkEmbedder for StandIn {
     fn dimension(&self) -> usize {
         DIM
     }
-    fn embed_batch(&self, texts: &[&str]) -> cairn::Result<Vec<Vec<f32>>> {
-        Ok(texts.iter().map(|t| embed(t)).collect())
+    fn embed(&self, text: &str) -> cairn::Result<Vec<f32>> {
+        Ok(embed(text))
     }
 }
 
@@ -161,7 +161,6 @@ pub fn sample_index(vectors: Vectors) -> Index {
         graph_from,
         graph: GraphSettings::default(),
         precision,
-        batch_size: 4,
         previous: None,
     };
     let v = match vectors {

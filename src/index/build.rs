@@ -11,10 +11,11 @@ use crate::error::Result;
 use crate::ingest::SourceDocument;
 
 /// What embeds the chunks: the sentence model (`embed::Embedder`), or a stand-in in tests.
-pub trait ChunkEmbedder {
+/// Texts are embedded one at a time, on every core at once.
+pub trait ChunkEmbedder: Sync {
     fn dimension(&self) -> usize;
-    /// One normalized vector per text.
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// A normalized vector that depends on `text` alone.
+    fn embed(&self, text: &str) -> Result<Vec<f32>>;
 }
 
 #[cfg(feature = "model")]
@@ -22,8 +23,8 @@ impl ChunkEmbedder for crate::embed::Embedder {
     fn dimension(&self) -> usize {
         self.dimension()
     }
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        self.embed_batch(texts)
+    fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        self.embed(text)
     }
 }
 
@@ -36,8 +37,6 @@ pub struct VectorOptions<'a> {
     pub graph: GraphSettings,
     /// How a scanned index stores its vectors.
     pub precision: Precision,
-    /// Chunks per model call.
-    pub batch_size: usize,
     /// What an earlier build of the same model computed: an unchanged chunk is not embedded
     /// again, nor an unchanged document's summary chosen again.
     pub previous: Option<&'a Previous>,
@@ -100,6 +99,33 @@ pub fn build(
     vectors: Option<VectorOptions<'_>>,
     progress: impl Fn(usize, usize) + Sync,
 ) -> Result<Index> {
+    let (mut index, texts) = assemble(sources, settings);
+    match vectors {
+        None => {
+            if index.settings.summaries {
+                let analyzer = crate::analyze::Analyzer::new(index.settings.analyzer.clone());
+                let summaries = super::summary::lexical(
+                    &index.documents,
+                    &index.chunks,
+                    &index.lexical,
+                    &analyzer,
+                );
+                super::summary::keep(&mut index.documents, &index.chunks, summaries);
+            }
+            Ok(index)
+        }
+        Some(options) => {
+            let none = Previous::default();
+            let previous = options.previous.unwrap_or(&none);
+            let flat = embed_new(options.embedder, &texts, previous, &progress)?;
+            with_vectors(index, flat, &options)
+        }
+    }
+}
+
+/// The index without vectors or summaries (the part of a build that needs no model, and the
+/// same in every shard of a split build), and each chunk's text as the model reads it.
+pub fn assemble(sources: Vec<SourceDocument>, settings: IndexSettings) -> (Index, Vec<String>) {
     let mut documents = Vec::with_capacity(sources.len());
     let mut chunks = Vec::new();
     let mut raw_links = Vec::new();
@@ -137,46 +163,34 @@ pub fn build(
         .unzip();
     let mut lexical = LexicalIndex::build(settings.bm25, terms);
     lexical.set_words(words.into_iter().flatten());
+    let index = Index::new(settings, documents, chunks, links, lexical, None);
+    (index, texts)
+}
 
-    let vectors = match vectors {
-        None => {
-            if settings.summaries {
-                let summaries = super::summary::lexical(&documents, &chunks, &lexical, &analyzer);
-                super::summary::keep(&mut documents, &chunks, summaries);
-            }
-            None
-        }
-        Some(options) => {
-            let none = Previous::default();
-            let previous = options.previous.unwrap_or(&none);
-            let flat = embed_new(
-                options.embedder,
-                &texts,
-                previous,
-                options.batch_size,
-                &progress,
-            )?;
-            if settings.summaries {
-                let summaries = super::summary::semantic(
-                    &documents,
-                    &chunks,
-                    &flat,
-                    options.embedder,
-                    options.batch_size,
-                    &previous.summaries,
-                )?;
-                super::summary::keep(&mut documents, &chunks, summaries);
-            }
-            Some(if chunks.len() >= options.graph_from {
-                VectorIndex::graph(options.identity, flat, options.graph)
-            } else {
-                VectorIndex::flat(options.identity, flat, options.precision)
-            })
-        }
+/// Adds every chunk's vector (`flat`, chunk order) to an assembled index, and with
+/// `settings.summaries` each document's summary. Summaries are chosen from the vectors as the
+/// index stores them, so a build that took vectors from an earlier index or from shards chooses
+/// what a build from scratch does.
+pub fn with_vectors(mut index: Index, flat: Vec<f32>, options: &VectorOptions) -> Result<Index> {
+    let vectors = if index.chunks.len() >= options.graph_from {
+        VectorIndex::graph(options.identity.clone(), flat, options.graph)
+    } else {
+        VectorIndex::flat(options.identity.clone(), flat, options.precision)
     };
-    Ok(Index::new(
-        settings, documents, chunks, links, lexical, vectors,
-    ))
+    if index.settings.summaries {
+        let none = Previous::default();
+        let previous = options.previous.unwrap_or(&none);
+        let summaries = super::summary::semantic(
+            &index.documents,
+            &index.chunks,
+            &vectors.to_flat(),
+            options.embedder,
+            &previous.summaries,
+        )?;
+        super::summary::keep(&mut index.documents, &index.chunks, summaries);
+    }
+    index.vectors = Some(vectors);
+    Ok(index)
 }
 
 /// Turns each document's link targets (paths relative to the document, as written in its
@@ -262,7 +276,6 @@ fn embed_new(
     embedder: &dyn ChunkEmbedder,
     texts: &[String],
     previous: &Previous,
-    batch_size: usize,
     progress: &(impl Fn(usize, usize) + Sync),
 ) -> Result<Vec<f32>> {
     let dim = embedder.dimension();
@@ -274,7 +287,7 @@ fn embed_new(
         .collect();
     let reused = texts.len() - new.len();
     previous.reused.set(reused);
-    let embedded = embed_all(embedder, &new, batch_size, &|done, _| {
+    let embedded = embed_all(embedder, &new, &|done, _| {
         progress(reused + done, texts.len())
     })?;
     let mut flat = Vec::with_capacity(texts.len() * dim);
@@ -288,29 +301,34 @@ fn embed_new(
     Ok(flat)
 }
 
-/// Embeds texts in batches of similar length (less padding), returning the vectors in text
-/// order, flattened.
+/// Embeds texts on every core, each alone (no padding, and a vector depends on its text only),
+/// longest first so the cores finish together; the vectors come back in text order, flattened.
 pub fn embed_all(
     embedder: &dyn ChunkEmbedder,
     texts: &[String],
-    batch_size: usize,
     progress: &(impl Fn(usize, usize) + Sync),
 ) -> Result<Vec<f32>> {
     let dim = embedder.dimension();
     let mut order: Vec<usize> = (0..texts.len()).collect();
-    order.sort_by_key(|&i| (texts[i].len(), i));
-    let mut flat = vec![0f32; texts.len() * dim];
-    let mut done = 0;
-    for batch in order.chunks(batch_size.max(1)) {
-        let inputs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
-        let vectors = embedder.embed_batch(&inputs)?;
-        for (&i, v) in batch.iter().zip(vectors) {
-            flat[i * dim..(i + 1) * dim].copy_from_slice(&v);
-        }
-        done += batch.len();
-        progress(done, texts.len());
-    }
-    Ok(flat)
+    order.sort_by_key(|&i| (std::cmp::Reverse(texts[i].len()), i));
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let mut vectors: Vec<(usize, Vec<f32>)> = order
+        .into_par_iter()
+        .map(|i| {
+            let vector = embedder.embed(&texts[i])?;
+            if vector.len() != dim {
+                return Err(crate::error::Error::Model(format!(
+                    "the model gave a vector of {} components, not {dim}",
+                    vector.len()
+                )));
+            }
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(n, texts.len());
+            Ok((i, vector))
+        })
+        .collect::<Result<_>>()?;
+    vectors.sort_unstable_by_key(|(i, _)| *i);
+    Ok(vectors.into_iter().flat_map(|(_, v)| v).collect())
 }
 
 #[cfg(test)]

@@ -25,24 +25,36 @@ const TRAILER_LEN: usize = 4;
 pub fn write(index: &Index) -> Result<Vec<u8>> {
     let payload = postcard::to_allocvec(index)
         .map_err(|e| Error::InvalidIndex(format!("could not encode the index: {e}")))?;
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len() + TRAILER_LEN);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&payload);
-    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    Ok(out)
+    Ok(seal(MAGIC, &payload))
 }
 
-/// Reads an index from the bytes of an index file, checking everything it can.
-pub fn read(bytes: &[u8]) -> Result<Index> {
-    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-        return Err(Error::InvalidIndex(
-            "this is not a cairn index (it does not start with CAIRNIDX); build one with `cairn index`".into(),
-        ));
+/// Wraps a payload in the envelope: magic, version, length, payload, CRC-32.
+pub(crate) fn seal(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len() + TRAILER_LEN);
+    out.extend_from_slice(magic);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(payload);
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out
+}
+
+/// The payload of an envelope `seal` wrote with `magic`, each field checked in turn; `noun`
+/// names the file in errors ("index", or "part of a split build").
+pub(crate) fn open<'a>(magic: &[u8; 8], bytes: &'a [u8], noun: &str) -> Result<&'a [u8]> {
+    let rebuild = if magic == MAGIC {
+        "`cairn index`"
+    } else {
+        "`cairn index --shard`"
+    };
+    if bytes.len() < magic.len() || &bytes[..magic.len()] != magic {
+        return Err(Error::InvalidIndex(format!(
+            "this is not a cairn {noun} (it does not start with {}); build one with {rebuild}",
+            String::from_utf8_lossy(magic)
+        )));
     }
     if bytes.len() < HEADER_LEN + TRAILER_LEN {
-        return Err(truncated(bytes.len(), (HEADER_LEN + TRAILER_LEN) as u64));
+        return Err(truncated(noun, bytes.len(), (HEADER_LEN + TRAILER_LEN) as u64));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     if version != FORMAT_VERSION {
@@ -56,11 +68,11 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
         .saturating_add(payload_len)
         .saturating_add(TRAILER_LEN as u64);
     if (bytes.len() as u64) < expected {
-        return Err(truncated(bytes.len(), expected));
+        return Err(truncated(noun, bytes.len(), expected));
     }
     if (bytes.len() as u64) > expected {
         return Err(Error::InvalidIndex(format!(
-            "the index file has {} bytes after its end; it is damaged, rebuild it with `cairn index`",
+            "the {noun} file has {} bytes after its end; it is damaged, rebuild it with {rebuild}",
             bytes.len() as u64 - expected
         )));
     }
@@ -69,9 +81,15 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
     let actual = crc32fast::hash(payload);
     if stored != actual {
         return Err(Error::InvalidIndex(format!(
-            "the index file is damaged (checksum {actual:08x}, expected {stored:08x}); download or build it again"
+            "the {noun} file is damaged (checksum {actual:08x}, expected {stored:08x}); download or build it again"
         )));
     }
+    Ok(payload)
+}
+
+/// Reads an index from the bytes of an index file, checking everything it can.
+pub fn read(bytes: &[u8]) -> Result<Index> {
+    let payload = open(MAGIC, bytes, "index")?;
     let mut index: Index = postcard::from_bytes(payload).map_err(|e| {
         Error::InvalidIndex(format!(
             "the index payload cannot be decoded ({e}); rebuild it with this version of cairn"
@@ -84,9 +102,9 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
     Ok(index)
 }
 
-fn truncated(have: usize, need: u64) -> Error {
+fn truncated(noun: &str, have: usize, need: u64) -> Error {
     Error::InvalidIndex(format!(
-        "the index file is truncated or damaged: it has {have} bytes, its header says {need}; download or build it again"
+        "the {noun} file is truncated or damaged: it has {have} bytes, its header says {need}; download or build it again"
     ))
 }
 

@@ -1,12 +1,14 @@
 //! The index: what a search reads. Documents, the chunks cut from them (each remembering where
 //! it came from), the lexical (BM25) index over the chunks and, when the index was built with a
 //! model, the chunk embeddings. `format` reads and writes it as one binary file; `build` (native
-//! only) assembles it from ingested documents.
+//! only) assembles it from ingested documents, and `shard` joins a build split across machines.
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod build;
 pub mod format;
 pub mod lexical;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod shard;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod summary;
 pub mod vector;

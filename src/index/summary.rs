@@ -182,7 +182,6 @@ pub fn semantic(
     chunks: &[Chunk],
     vectors: &[f32],
     embedder: &dyn ChunkEmbedder,
-    batch_size: usize,
     previous: &HashMap<(String, String), Option<String>>,
 ) -> Result<Vec<Option<String>>> {
     let dim = embedder.dimension();
@@ -236,7 +235,7 @@ pub fn semantic(
         .filter(|(s, _)| !fits(s))
         .flat_map(|(s, _)| s.iter().map(|s| s.text.to_string()))
         .collect();
-    let embedded = embed_all(embedder, &texts, batch_size, &|_, _| {})?;
+    let embedded = embed_all(embedder, &texts, &|_, _| {})?;
     let mut next = 0;
     Ok(candidates
         .iter()

@@ -139,7 +139,7 @@ fn checked_graph<'de, D: Deserializer<'de>>(
 }
 
 /// How a scanned (graphless) index stores its vectors (`cairn index --vectors i8|f32`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
 pub enum Precision {
     /// 8 bits a component and a scale per vector: a quarter of the bytes, cosine within 0.01.
@@ -184,8 +184,7 @@ impl VectorIndex {
                 let scales = vectors
                     .chunks(dim)
                     .map(|v| {
-                        let largest = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-                        let scale = if largest > 0.0 { largest / 127.0 } else { 1.0 };
+                        let scale = int8_scale(v.iter().fold(0f32, |m, x| m.max(x.abs())));
                         values.extend(
                             v.iter()
                                 .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
@@ -395,6 +394,19 @@ impl VectorIndex {
 /// Dot product with 16 lanes of partial sums, added in a fixed order. On wasm32 with `simd128`
 /// the lanes are four `f32x4` registers; elsewhere the same arithmetic is written on arrays
 /// (which the compiler vectorizes), so both targets give bit-identical results.
+/// A vector's int8 scale: its largest magnitude over 127, rounded up to 17 significant bits.
+/// Then `code × scale` is exact in f32 and the largest component's code is ±127, so quantizing
+/// a dequantized vector gives back the same codes and scale: vectors an index hands to the next
+/// build (`build::Previous`) are stored again byte for byte.
+fn int8_scale(largest: f32) -> f32 {
+    if !(largest > 0.0 && largest.is_finite()) {
+        return 1.0;
+    }
+    const LOW: u32 = (1 << 7) - 1;
+    let bits = (largest / 127.0).to_bits();
+    f32::from_bits(if bits & LOW == 0 { bits } else { (bits | LOW) + 1 })
+}
+
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     debug_assert_eq!(a.len(), b.len());
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -525,8 +537,12 @@ mod tests {
 
     /// A pseudo-random unit vector (xorshift), distinct for every seed.
     fn unit(seed: u32) -> Vec<f32> {
+        unit_of(seed, 20)
+    }
+
+    fn unit_of(seed: u32, dim: usize) -> Vec<f32> {
         let mut state = seed.wrapping_mul(2654435761).wrapping_add(1);
-        let v: Vec<f32> = (0..20)
+        let v: Vec<f32> = (0..dim)
             .map(|_| {
                 state ^= state << 13;
                 state ^= state >> 17;
@@ -536,6 +552,22 @@ mod tests {
             .collect();
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.into_iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn int8_vectors_quantize_again_to_the_same_bytes() {
+        let dim = 384;
+        let vectors: Vec<f32> = (0..2000).flat_map(|seed| unit_of(seed, dim)).collect();
+        let model = ModelIdentity {
+            dimension: dim as u32,
+            ..identity()
+        };
+        let once = VectorIndex::flat(model.clone(), vectors, Precision::Int8);
+        let twice = VectorIndex::flat(model, once.to_flat(), Precision::Int8);
+        assert_eq!(
+            postcard::to_allocvec(&once).unwrap(),
+            postcard::to_allocvec(&twice).unwrap()
+        );
     }
 
     #[test]
