@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Embedding throughput of `cairn index` beside onnxruntime, on the same chunks, in one run.
+#
+# For each collection (the five of ../shared/eval/ and a long-text set, the Rust book's HTML
+# that rustup installs), `examples/bench_embed.rs` reads and chunks it as `cairn index` does,
+# writes the chunk texts and embeds them; then `bench/embed_reference.py` embeds the very same
+# texts with onnxruntime (the same weights exported to ONNX by `bench/export_onnx.py`, f32 and
+# 8-bit, each text alone and in length-sorted batches of 32), both on 2 threads. Prints one
+# JSON line a run, then a Markdown table.
+#
+# Usage: bench/embed.sh [CHUNKS_PER_COLLECTION]   (default 300; the first chunks of each)
+# Needs: scripts/setup.sh, and once: python3 -m venv target/bench-venv &&
+#   target/bench-venv/bin/pip install onnx onnxruntime tokenizers safetensors numpy
+set -euo pipefail
+cd "$(dirname "$0")/.."
+limit=${1:-300}
+model=models/all-MiniLM-L6-v2
+py=target/bench-venv/bin/python
+out=target/bench-embed
+mkdir -p "$out"
+cargo build --quiet --example bench_embed
+[ -f target/onnx/model.onnx ] || $py bench/export_onnx.py $model target/onnx
+
+book="$(dirname "$(rustup doc --path)")/book"
+sets=(adi:../shared/eval/adi/corpus.jsonl cacm:../shared/eval/cacm/corpus.jsonl
+      cisi:../shared/eval/cisi/corpus.jsonl cranfield:../shared/eval/cranfield/corpus.jsonl
+      med:../shared/eval/med/corpus.jsonl)
+[ -d "$book" ] && sets+=("rust-book:$book")
+results=$out/results.jsonl
+: > "$results"
+for set in "${sets[@]}"; do
+  name=${set%%:*}; input=${set#*:}
+  texts=$out/$name.texts.jsonl
+  target/debug/examples/bench_embed $model "$texts" "$input" --limit "$limit" |
+    sed "s/^{/{\"set\":\"$name\",/" | tee -a "$results"
+  for run in "model.onnx --batch 1" "model.onnx --batch 32" "model_q8.onnx --batch 32"; do
+    read -r file batch n <<<"$run"
+    $py bench/embed_reference.py target/onnx/$file $model/tokenizer.json "$texts" --threads 2 $batch $n |
+      sed "s/^{/{\"set\":\"$name\",/" | tee -a "$results"
+  done
+done
+
+$py - "$results" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print("\n| set | engine | chunks | tokens/chunk | chunks/s | tokens/s | CPU | peak MB | cairn ÷ this |")
+print("|---|---|---|---|---|---|---|---|---|")
+cairn = {r["set"]: r for r in rows if r["engine"] == "cairn"}
+for r in rows:
+    c = cairn[r["set"]]
+    print(f'| {r["set"]} | {r["engine"]} | {r["chunks"]} | {r["tokens"] / r["chunks"]:.0f} | '
+          f'{r["chunks_per_second"]:.1f} | {r["tokens_per_second"]:.0f} | {r["cpu_utilisation"]:.2f} | '
+          f'{r["peak_rss_mb"]:.0f} | {c["chunks_per_second"] / r["chunks_per_second"]:.2f} |')
+EOF
