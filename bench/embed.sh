@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Embedding throughput of `cairn index` beside onnxruntime, on the same chunks, in one run.
 #
-# For each collection (the five of ../shared/eval/ and a long-text set, the Rust book's HTML
-# that rustup installs), `examples/bench_embed.rs` reads and chunks it as `cairn index` does,
+# For each collection (the five of ../shared/eval/, the Rust book's HTML that rustup installs,
+# and a long-text set: the book's chunks of 200 tokens or more), `examples/bench_embed.rs` reads and chunks it as `cairn index` does,
 # writes the chunk texts and embeds them; then `bench/embed_reference.py` embeds the very same
 # texts with onnxruntime (the same weights exported to ONNX by `bench/export_onnx.py`, f32 and
 # 8-bit, each text alone and in length-sorted batches of 32), both on 2 threads. Prints one
@@ -25,13 +25,14 @@ book="$(dirname "$(rustup doc --path)")/book"
 sets=(adi:../shared/eval/adi/corpus.jsonl cacm:../shared/eval/cacm/corpus.jsonl
       cisi:../shared/eval/cisi/corpus.jsonl cranfield:../shared/eval/cranfield/corpus.jsonl
       med:../shared/eval/med/corpus.jsonl)
-[ -d "$book" ] && sets+=("rust-book:$book")
+[ -d "$book" ] && sets+=("rust-book:$book" "rust-book-long:$book")
 results=$out/results.jsonl
 : > "$results"
 for set in "${sets[@]}"; do
   name=${set%%:*}; input=${set#*:}
   texts=$out/$name.texts.jsonl
-  target/debug/examples/bench_embed $model "$texts" "$input" --limit "$limit" |
+  long=0; [ "${name%-long}" != "$name" ] && long=200
+  target/debug/examples/bench_embed $model "$texts" "$input" --limit "$limit" --min-tokens $long |
     sed "s/^{/{\"set\":\"$name\",/" | tee -a "$results"
   for run in "model.onnx --batch 1" "model.onnx --batch 32" "model_q8.onnx --batch 32"; do
     read -r file batch n <<<"$run"

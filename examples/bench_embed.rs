@@ -4,7 +4,8 @@
 //! `cairn index` does and prints one JSON line of figures: chunks and tokens a second, CPU
 //! utilisation and peak memory. (Each text is embedded alone, so nothing is padded.)
 //!
-//! Usage: cargo run --release --example bench_embed -- MODEL_DIR TEXTS_OUT INPUT... [--limit N]
+//! Usage: cargo run --example bench_embed -- MODEL_DIR TEXTS_OUT INPUT... [--limit N] [--min-tokens N]
+//! (`--limit`: the first N chunks; `--min-tokens`: only chunks the model reads N tokens of or more)
 
 use std::time::Instant;
 
@@ -15,13 +16,17 @@ use cairn::ingest;
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut limit = usize::MAX;
-    if let Some(i) = args.iter().position(|a| a == "--limit") {
-        limit = args[i + 1].parse().expect("--limit N");
-        args.drain(i..i + 2);
-    }
+    let mut flag = |name: &str, default: usize| match args.iter().position(|a| a == name) {
+        Some(i) => {
+            let value = args[i + 1].parse().expect("a number");
+            args.drain(i..i + 2);
+            value
+        }
+        None => default,
+    };
+    let (limit, min_tokens) = (flag("--limit", usize::MAX), flag("--min-tokens", 0));
     let [model, out, inputs @ ..] = &args[..] else {
-        eprintln!("usage: bench_embed MODEL_DIR TEXTS_OUT INPUT... [--limit N]");
+        eprintln!("usage: bench_embed MODEL_DIR TEXTS_OUT INPUT... [--limit N] [--min-tokens N]");
         std::process::exit(2);
     };
     let embedder = Embedder::load(ModelFiles::read_dir(model.as_ref()).expect("a model folder"))
@@ -45,6 +50,7 @@ fn main() {
         .documents
         .iter()
         .flat_map(|d| d.chunks.iter().map(|c| indexed_text(&d.document, c)))
+        .filter(|t| counter.count(t) + 2 >= min_tokens)
         .take(limit)
         .collect();
     let lines: String = texts

@@ -19,7 +19,7 @@ fn main() -> candle_core::Result<()> {
         .collect();
     let tokens = if tokens.is_empty() { vec![64, 139, 256] } else { tokens };
     let device = Device::Cpu;
-    println!("| tokens | layer (in → out) | f32 gemm ms | q8_0 QMatMul ms | q8_0 / f32 |");
+    println!("| tokens | layer (in → out) | f32 gemm ms | q8_0 QMatMul ms | q8_0 / f32 | |");
     println!("|---|---|---|---|---|");
     for &t in &tokens {
         for (k, n) in [(384, 384), (384, 1536), (1536, 384)] {

@@ -4,7 +4,7 @@
 //! sentence-transformers does. Natively it embeds chunks at index time, each text alone and as
 //! many side by side as there are cores (`build::embed_all`); in the browser it embeds the query.
 //!
-//! Natively candle's matrix kernels run on one thread each (`kernels_on_one_thread`). Running
+//! Natively candle's matrix kernels run on one thread each (`native_runtime`). Running
 //! whole texts in parallel instead keeps every core busy (candle's element-wise ops between the
 //! matmuls are serial), wastes nothing on padding, and makes a text's vector a function of that
 //! text alone: the same bits whatever else the build embeds, so a rebuild that keeps vectors and
@@ -12,7 +12,7 @@
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_transformers::models::bert::Config;
 use sha2::{Digest, Sha256};
 use tokenizers::{PaddingParams, PaddingStrategy, PostProcessor, Tokenizer, TruncationParams};
 
@@ -58,7 +58,7 @@ impl ModelFiles {
 }
 
 pub struct Embedder {
-    model: BertModel,
+    model: crate::encoder::Bert,
     tokenizer: Tokenizer,
     device: Device,
     dimension: usize,
@@ -69,7 +69,7 @@ impl Embedder {
     /// Loads a model from its files. Weights may be f32 or f16; they are computed in f32.
     pub fn load(files: ModelFiles) -> Result<Self> {
         #[cfg(not(target_arch = "wasm32"))]
-        kernels_on_one_thread();
+        native_runtime();
         let device = Device::Cpu;
         let config: Config = serde_json::from_slice(&files.config)
             .map_err(|e| Error::Model(format!("config.json is not a BERT config: {e}")))?;
@@ -96,7 +96,7 @@ impl Embedder {
         let weights_sha256 = sha256_hex(&files.weights);
         let vb = VarBuilder::from_buffered_safetensors(files.weights, DType::F32, &device)
             .map_err(|e| Error::Model(format!("model.safetensors cannot be read: {e}")))?;
-        let model = BertModel::load(vb, &config).map_err(|e| {
+        let model = crate::encoder::Bert::load(vb, &config).map_err(|e| {
             Error::Model(format!(
                 "the weights do not fit a BERT model with this config: {e}"
             ))
@@ -167,7 +167,13 @@ impl Embedder {
             (rows, cols),
             &self.device,
         )?;
-        let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
+        // A text alone, or texts of one length, need no mask.
+        let padded = encodings
+            .iter()
+            .any(|e| e.get_attention_mask().contains(&0));
+        let hidden = self
+            .model
+            .forward(&ids, &type_ids, padded.then_some(&mask))?;
         // Mean over real tokens: sum(hidden · mask) / sum(mask).
         let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
         let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
@@ -179,15 +185,24 @@ impl Embedder {
     }
 }
 
-/// Makes candle's matrix kernels single-threaded from here on, once the global thread pool (which
-/// runs texts side by side) has its threads. candle reads `RAYON_NUM_THREADS` at every matmul;
-/// this is set once, before any model runs.
+/// Sets the process up for embedding, once, before any model runs:
+/// - candle's matrix kernels single-threaded from here on, once the global thread pool (which
+///   runs texts side by side) has its threads: candle reads `RAYON_NUM_THREADS` at every matmul;
+/// - with glibc, freed memory kept for the next text instead of handed back to the kernel:
+///   candle allocates a fresh buffer for every op, and faulting those pages in again cost 14% of
+///   the embedding time (`docs/benchmarks.md`).
 #[cfg(not(target_arch = "wasm32"))]
-fn kernels_on_one_thread() {
+fn native_runtime() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         rayon::current_num_threads();
         std::env::set_var("RAYON_NUM_THREADS", "1");
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: mallopt only changes the allocator's thresholds.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+        }
     });
 }
 

@@ -3,13 +3,16 @@
 //! The pipeline, one module a stage:
 //! `ingest` (files → documents) → `chunk` (documents → passages) → `analyze` (text → terms)
 //! → `index` (lexical BM25 + vector, one binary file) → `search` (retrieve, fuse, highlight)
-//! → `hit` (the `SearchHit` a caller receives). `embed` runs the sentence model on both targets;
+//! → `hit` (the `SearchHit` a caller receives). `embed` runs the sentence model (its BERT is
+//! `encoder`) on both targets;
 //! `searcher` ties an index to its model. The CLI (`src/main.rs`, `cli`) and the wasm bindings
 //! (`wasm`) are thin shells over this core.
 
 pub mod analyze;
 #[cfg(feature = "model")]
 pub mod embed;
+#[cfg(feature = "model")]
+pub mod encoder;
 pub mod error;
 pub mod eval;
 pub mod hit;

@@ -202,7 +202,8 @@ impl VectorIndex {
         }
     }
 
-    /// An index with an HNSW graph over `vectors` (native only: building is slow).
+    /// An index with an HNSW graph over `vectors` (native only: building is slow), built on one
+    /// thread so that it is the same graph every time.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn graph(model: ModelIdentity, vectors: Vec<f32>, settings: GraphSettings) -> Self {
         let dim = model.dimension as usize;
@@ -210,11 +211,19 @@ impl VectorIndex {
             .chunks_exact(dim)
             .map(|v| Embedding(v.to_vec()))
             .collect();
-        let (hnsw, point_of_chunk) = Hnsw::<Embedding>::builder()
-            .ef_construction(settings.ef_construction)
-            .ef_search(settings.ef_search)
-            .seed(0x0063_6169_726e)
-            .build_hnsw(points);
+        // instant-distance inserts points in parallel, and which thread links first changes the
+        // graph; on one thread the same vectors always give the same graph (and index bytes).
+        let build = || {
+            Hnsw::<Embedding>::builder()
+                .ef_construction(settings.ef_construction)
+                .ef_search(settings.ef_search)
+                .seed(0x0063_6169_726e)
+                .build_hnsw(points)
+        };
+        let (hnsw, point_of_chunk) = match rayon::ThreadPoolBuilder::new().num_threads(1).build() {
+            Ok(pool) => pool.install(build),
+            Err(_) => build(),
+        };
         let mut chunk_of_point = vec![0u32; point_of_chunk.len()];
         for (chunk, pid) in point_of_chunk.iter().enumerate() {
             chunk_of_point[pid.into_inner() as usize] = chunk as u32;
@@ -645,6 +654,17 @@ mod tests {
         );
         assert_eq!(graph.search_exact(&query, 5, None), exact);
         assert!(flat.search(&[1.0; 3], 5, None).is_err());
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    fn the_same_vectors_give_the_same_graph() {
+        let vectors: Vec<f32> = (0..3000).flat_map(unit).collect();
+        let bytes = || {
+            let graph = VectorIndex::graph(identity(), vectors.clone(), GraphSettings::default());
+            postcard::to_allocvec(&graph).unwrap()
+        };
+        assert!(bytes() == bytes());
     }
 
     #[test]
