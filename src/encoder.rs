@@ -1,4 +1,5 @@
-//! The BERT encoder the sentence model runs (`embed`), on both targets: candle's tensors and
+//! The BERT encoder the sentence model (`embed`) and the cross-encoder (`rerank`) run, on both
+//! targets: candle's tensors and
 //! matrix kernels, with the work between the matrix products cut down. It computes what
 //! Hugging Face's `BertModel` does (the same weights, names and results to f32 rounding), but:
 //! - the query, key and value projections are one matrix product (their weights stacked at
@@ -7,12 +8,12 @@
 //!   a batch is padded (a text embedded alone has none);
 //! - GELU's erf is a rational function the compiler vectorizes (`gelu_erf`), where candle calls
 //!   libm's scalar `erff` for each of a chunk's 6 × 1,536 × T values.
-//! On the med chunks this took the native build from 19.1 to … chunks a second
+//! On med's chunks this took the native build from 19.1 to 21.4 chunks a second
 //! (`docs/benchmarks.md`).
 
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Module, Shape, Tensor};
 use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
-use candle_transformers::models::bert::Config;
+use candle_transformers::models::bert::{Config, HiddenAct};
 
 type Result<T> = candle_core::Result<T>;
 
@@ -31,6 +32,7 @@ struct Layer {
     attention_out: Linear,
     attention_norm: LayerNorm,
     intermediate: Linear,
+    activation: HiddenAct,
     output: Linear,
     output_norm: LayerNorm,
 }
@@ -107,6 +109,7 @@ impl Layer {
             attention_out: linear(hidden, hidden, a.pp("output").pp("dense"))?,
             attention_norm: layer_norm(hidden, config.layer_norm_eps, a.pp("output").pp("LayerNorm"))?,
             intermediate: linear(hidden, config.intermediate_size, vb.pp("intermediate").pp("dense"))?,
+            activation: config.hidden_act,
             output: linear(config.intermediate_size, hidden, vb.pp("output").pp("dense"))?,
             output_norm: layer_norm(hidden, config.layer_norm_eps, vb.pp("output").pp("LayerNorm"))?,
         })
@@ -135,7 +138,12 @@ impl Layer {
         let attended = self
             .attention_norm
             .forward(&(self.attention_out.forward(&context)? + x)?)?;
-        let inner = self.intermediate.forward(&attended)?.apply_op1_no_bwd(&GeluErf)?;
+        let inner = self.intermediate.forward(&attended)?;
+        let inner = match self.activation {
+            HiddenAct::Gelu => inner.apply_op1_no_bwd(&GeluErf)?,
+            HiddenAct::GeluApproximate => inner.gelu()?,
+            HiddenAct::Relu => inner.relu()?,
+        };
         self.output_norm
             .forward(&(self.output.forward(&inner)? + attended)?)
     }

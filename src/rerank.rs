@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use candle_core::{DType, Device, IndexOp, Tensor};
 use candle_nn::{Linear, Module, VarBuilder};
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_transformers::models::bert::Config;
 use serde::Deserialize;
 use tokenizers::{Encoding, Tokenizer, TruncationParams, TruncationStrategy};
 
@@ -37,7 +37,7 @@ struct HeadConfig {
 /// `config.json`; one when neither is given). With more than one, the score is the sigmoid of
 /// the LAST label's logit, as in a 2-class head whose classes are ("irrelevant", "relevant").
 pub struct Reranker {
-    model: BertModel,
+    model: crate::encoder::Bert,
     pooler: Linear,
     classifier: Linear,
     /// Truncates the text (second) side only.
@@ -146,12 +146,7 @@ impl Reranker {
             (num_labels, "num_labels"),
             (hidden, "hidden_size"),
         )?;
-        let encoder = if bert.is_empty() {
-            root
-        } else {
-            root.pp("bert")
-        };
-        let model = BertModel::load(encoder, &config).map_err(|e| {
+        let model = crate::encoder::Bert::load(root, &config).map_err(|e| {
             Error::Model(format!(
                 "the reranker's weights do not fit a BERT model with its config: {e}; use the config.json and model.safetensors of one cross-encoder"
             ))
@@ -219,7 +214,10 @@ impl Reranker {
         let ids = Tensor::from_vec(ids, (rows, cols), &self.device)?;
         let type_ids = Tensor::from_vec(type_ids, (rows, cols), &self.device)?;
         let mask = Tensor::from_vec(mask, (rows, cols), &self.device)?;
-        let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
+        let padded = encodings.iter().any(|e| e.len() < cols);
+        let hidden = self
+            .model
+            .forward(&ids, &type_ids, padded.then_some(&mask))?;
         let cls = hidden.i((.., 0))?.contiguous()?;
         let pooled = self.pooler.forward(&cls)?.tanh()?;
         let logits = self.classifier.forward(&pooled)?;
