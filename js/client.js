@@ -4,10 +4,10 @@
 //   const cairn = await Cairn.open({ index: "/search/index.cairn", model: "/search/model" });
 //   const hits = await cairn.search("query", { limit: 10, highlight: true });
 //
-// The index answers lexical queries as soon as it is open; the model loads in the background
-// (progress through onProgress, then onModelReady), and hybrid answers start when it is in.
-import init, { SearchIndex } from "./web/cairn.js";
-import { openIndex, prepareRerank } from "./fetch.js";
+// The index answers lexical queries as soon as it is open, from the lean core module; the full
+// module and the model load in the background (progress through onProgress, then
+// onModelReady), and hybrid answers start when they are in.
+import { openIndex, prepareRerank, webModules } from "./fetch.js";
 
 /**
  * `url` (a hit's citation.url: indexed data) resolved against `base`, if it is safe to follow:
@@ -74,18 +74,17 @@ export class Cairn {
       cairn.#close = () => worker.terminate();
       cairn.mode = "worker";
     } else {
-      await init();
-      let index = null;
+      let opened = null;
       cairn.#call = async (method, ...args) => {
         if (method !== "open") {
-          await prepareRerank(index, args[1]);
-          return index[method](...args);
+          await prepareRerank(opened, args[1]);
+          return opened.index[method](...args);
         }
-        const opened = await openIndex(SearchIndex, indexUrl, modelUrl, onEvent);
-        index = opened.index;
-        return opened.info;
+        const result = await openIndex(webModules, indexUrl, modelUrl, onEvent);
+        opened = result.opened;
+        return result.info;
       };
-      cairn.#close = () => index?.free();
+      cairn.#close = () => opened?.index.free();
       cairn.mode = "main thread";
     }
     cairn.info = await cairn.#call("open", { indexUrl, modelUrl });

@@ -107,13 +107,34 @@ async function attachModel(index, modelUrl, onProgress, load = ({ weights, token
 }
 
 /**
- * Loads the cross-encoder that `options.rerank.model` names (a URL) into `index`, through the
- * cache, unless it is the one loaded already. Shared by the worker and the main-thread fallback.
+ * The two wasm modules for a web page or worker, each fetched and instantiated once: `core()`
+ * gives the lean core's SearchIndex class (`web-core/`: the index, lexical search, fusion and
+ * hits, no model), `full()` the full module's (`web/`: the model and the cross-encoder too).
+ */
+const loaded = {};
+function once(name, load) {
+  return () =>
+    (loaded[name] ??= load().then(async (module) => {
+      await module.default();
+      return module.SearchIndex;
+    }));
+}
+export const webModules = {
+  core: once("core", () => import("./web-core/cairn.js")),
+  full: once("full", () => import("./web/cairn.js")),
+};
+
+/**
+ * Loads the cross-encoder that `options.rerank.model` names (a URL) into the opened index,
+ * through the cache, unless it is the one loaded already; the full module comes first if it is
+ * not in yet. Shared by the worker and the main-thread fallback.
  */
 const rerankers = new WeakMap(); // index → { model, loading }: one download at a time
-export async function prepareRerank(index, options) {
+export async function prepareRerank(opened, options) {
   const model = options?.rerank?.model?.replace(/\/+$/, "");
-  if (!model || index.rerankerModel === model) return;
+  if (!model) return;
+  const index = await opened.full();
+  if (index.rerankerModel === model) return;
   let pending = rerankers.get(index);
   if (pending?.model !== model) {
     const loading = attachModel(index, model, null, ({ weights, tokenizer, config }) => index.loadRerankerFromBytes(model, weights, tokenizer, config));
@@ -126,22 +147,43 @@ export async function prepareRerank(index, options) {
 }
 
 /**
- * Opens an index with the wasm module's SearchIndex: fetches it (progress as
- * { event: "progress", what: "index" }), then, when it has vectors and a model URL is given,
- * loads the model in the background ({ what: "model" } progress, then { event: "model", ready })
- * so lexical answers start at once. Returns the index and its counts. Shared by the worker and
- * the main-thread fallback.
+ * Opens an index: fetches it (progress as { event: "progress", what: "index" }) and opens it
+ * with the lean core module (`modules.core()`; `webModules` on a page), which answers at once.
+ * When the index has vectors and a model URL is given, the full module and the model follow in
+ * the background ({ what: "model" } progress, then { event: "model", ready }): the index is
+ * opened in the full module and takes over from the core one. A lexical index never fetches
+ * the full module unless a search asks for a cross-encoder (so its bytes are kept for that).
+ * Returns `opened` (`opened.index` is the index to search now, `opened.full()` the full
+ * module's, opened once) and the counts. Shared by the worker and the main-thread fallback.
  */
-export async function openIndex(SearchIndex, indexUrl, modelUrl, emit) {
-  const { bytes } = await fetchWithProgress(indexUrl, null, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }));
-  const index = SearchIndex.fromBytes(bytes);
-  if (index.hasVectors && modelUrl) {
-    attachModel(index, modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }))
+export async function openIndex(modules, indexUrl, modelUrl, emit) {
+  let { bytes } = await fetchWithProgress(indexUrl, null, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }));
+  const opened = { index: (await modules.core()).fromBytes(bytes) };
+  let upgrading = null;
+  opened.full = () =>
+    (upgrading ??= modules.full().then(
+      (SearchIndex) => {
+        const index = SearchIndex.fromBytes(bytes);
+        bytes = null;
+        opened.index.free();
+        opened.index = index;
+        return index;
+      },
+      (e) => {
+        upgrading = null;
+        throw e;
+      },
+    ));
+  const { documentCount, chunkCount, hasVectors } = opened.index;
+  if (hasVectors && modelUrl) {
+    opened
+      .full()
+      .then((index) => attachModel(index, modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache })))
       .then(({ fromCache, keep }) => {
         emit({ event: "model", ready: true, fromCache });
         return keep();
       })
       .catch((e) => emit({ event: "model", ready: false, error: e?.message ?? String(e) }));
   }
-  return { index, info: { documentCount: index.documentCount, chunkCount: index.chunkCount, hasVectors: index.hasVectors } };
+  return { opened, info: { documentCount, chunkCount, hasVectors } };
 }

@@ -1,23 +1,21 @@
 // cairn's Web Worker: loads the index and the model and answers searches off the main thread.
 // Spoken to by client.js: requests { id, method, args } → replies { id, result } or
 // { id, error }; progress and model readiness are posted as { event, ... }.
-import init, { SearchIndex } from "./web/cairn.js";
-import { openIndex, prepareRerank } from "./fetch.js";
+import { openIndex, prepareRerank, webModules } from "./fetch.js";
 
-let index = null;
+let opened = null;
 const post = (message) => self.postMessage(message);
 
 const methods = {
   async open({ indexUrl, modelUrl }) {
-    await init();
-    const opened = await openIndex(SearchIndex, indexUrl, modelUrl, post);
-    index = opened.index;
-    return opened.info;
+    const result = await openIndex(webModules, indexUrl, modelUrl, post);
+    opened = result.opened;
+    return result.info;
   },
   // A search with `rerank` first loads the cross-encoder it names (once).
-  search: async (query, options) => (await prepareRerank(index, options), index.search(query, options)),
-  searchDocuments: async (query, options) => (await prepareRerank(index, options), index.searchDocuments(query, options)),
-  buildContext: async (query, options) => (await prepareRerank(index, options), index.buildContext(query, options)),
+  search: async (query, options) => (await prepareRerank(opened, options), opened.index.search(query, options)),
+  searchDocuments: async (query, options) => (await prepareRerank(opened, options), opened.index.searchDocuments(query, options)),
+  buildContext: async (query, options) => (await prepareRerank(opened, options), opened.index.buildContext(query, options)),
 };
 
 self.onmessage = async ({ data: { id, method, args } }) => {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the npm package in pkg/: the wasm module for the web (pkg/web, a plain
-# <script type="module">), for bundlers (pkg/bundler: Vite, webpack) and for Node (pkg/node),
-# plus the worker client and the <cairn-search> element (js/), and its package.json.
+# <script type="module">), for bundlers (pkg/bundler: Vite, webpack) and for Node (pkg/node);
+# the lean core for the web (pkg/web-core: the same crate without the model feature, what the
+# client opens an index with); the worker client and the <cairn-search> element (js/), and its
+# package.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for target in web bundler nodejs; do
@@ -9,6 +11,8 @@ for target in web bundler nodejs; do
   wasm-pack build --release --target $target --out-dir pkg/$dir --out-name cairn >/dev/null
   rm -f pkg/$dir/.gitignore pkg/$dir/README.md
 done
+wasm-pack build --release --target web --out-dir pkg/web-core --out-name cairn -- --no-default-features >/dev/null
+rm -f pkg/web-core/.gitignore pkg/web-core/README.md
 cp js/*.js js/*.d.ts pkg/
 version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
 cat > pkg/package.json <<JSON
@@ -26,14 +30,15 @@ cat > pkg/package.json <<JSON
       "default": "./bundler/cairn.js"
     },
     "./web": { "types": "./web/cairn.d.ts", "default": "./web/cairn.js" },
+    "./web-core": { "types": "./web-core/cairn.d.ts", "default": "./web-core/cairn.js" },
     "./client": { "types": "./client.d.ts", "default": "./client.js" },
     "./element": "./element.js",
     "./worker": "./worker.js",
     "./package.json": "./package.json"
   },
-  "files": ["web", "bundler", "node", "client.js", "client.d.ts", "element.js", "worker.js", "fetch.js", "README.md"],
+  "files": ["web", "web-core", "bundler", "node", "client.js", "client.d.ts", "element.js", "worker.js", "fetch.js", "README.md"],
   "sideEffects": ["./element.js", "./bundler/*.js"]
 }
 JSON
 cp docs/npm-package.md pkg/README.md
-echo "pkg/: cairn-search $version (web, bundler, node, client, element)"
+echo "pkg/: cairn-search $version (web, web-core, bundler, node, client, element)"

@@ -20,7 +20,6 @@ pub mod index;
 #[cfg(feature = "model")]
 pub mod rerank;
 pub mod search;
-#[cfg(feature = "model")]
 pub mod searcher;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -28,10 +27,9 @@ pub mod chunk;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod ingest;
 
-#[cfg(all(target_arch = "wasm32", feature = "model"))]
+#[cfg(target_arch = "wasm32")]
 pub mod wasm;
 
 pub use error::{Error, Result};
 pub use hit::{SearchHit, SearchOptions};
-#[cfg(feature = "model")]
 pub use searcher::Searcher;

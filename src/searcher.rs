@@ -1,15 +1,21 @@
 //! `Searcher`: a loaded index and, once it arrives, the model that embeds queries for it. Both
-//! shells (the CLI and the wasm bindings) search through this one type.
+//! shells (the CLI and the wasm bindings) search through this one type. Without the `model`
+//! feature (the lean wasm core) it has no model: it answers lexically, and semantically with a
+//! query vector computed elsewhere (`search_with_vector`).
 
 use std::sync::Arc;
 
+#[cfg(feature = "model")]
 use crate::embed::{sha256_hex, Embedder, ModelFiles};
-use crate::error::{Error, Result};
+#[cfg(feature = "model")]
+use crate::error::Error;
+use crate::error::Result;
 use crate::hit::{
     ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit,
     SearchMode, SearchOptions,
 };
 use crate::index::{format, Index};
+#[cfg(feature = "model")]
 use crate::rerank::Reranker;
 use crate::search::{self, QueryContext};
 
@@ -18,8 +24,10 @@ use crate::search::{self, QueryContext};
 #[derive(Clone)]
 pub struct Searcher {
     index: Arc<Index>,
+    #[cfg(feature = "model")]
     embedder: Option<Arc<Embedder>>,
     /// The cross-encoder `rerank` uses, with the name (folder or URL) it was loaded from.
+    #[cfg(feature = "model")]
     reranker: Option<(String, Arc<Reranker>)>,
 }
 
@@ -28,7 +36,9 @@ impl Searcher {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         Ok(Searcher {
             index: Arc::new(format::read(bytes)?),
+            #[cfg(feature = "model")]
             embedder: None,
+            #[cfg(feature = "model")]
             reranker: None,
         })
     }
@@ -43,10 +53,14 @@ impl Searcher {
     }
 
     pub fn model_ready(&self) -> bool {
-        self.embedder.is_some()
+        #[cfg(feature = "model")]
+        return self.embedder.is_some();
+        #[cfg(not(feature = "model"))]
+        false
     }
 
     /// Loads the model that embeds queries, after checking it is the one the index was built with.
+    #[cfg(feature = "model")]
     pub fn load_model(&mut self, files: ModelFiles) -> Result<()> {
         let Some(vectors) = &self.index.vectors else {
             return Err(Error::Model(
@@ -91,19 +105,27 @@ impl Searcher {
     }
 
     /// Loads the cross-encoder that `rerank: { model: name }` names (a folder or URL).
+    #[cfg(feature = "model")]
     pub fn load_reranker(&mut self, name: &str, files: ModelFiles) -> Result<()> {
         self.reranker = Some((canonical(name), Arc::new(Reranker::load(files)?)));
         Ok(())
     }
 
     /// The name of the loaded cross-encoder, if any.
+    #[cfg(feature = "model")]
     pub fn reranker_name(&self) -> Option<&str> {
         self.reranker.as_ref().map(|(name, _)| name.as_str())
     }
 
-    /// Embeds a query with the loaded model.
+    /// Embeds a query with the loaded model (none without the `model` feature).
     pub fn embed_query(&self, query: &str) -> Result<Option<Vec<f32>>> {
-        self.embedder.as_ref().map(|e| e.embed(query)).transpose()
+        #[cfg(feature = "model")]
+        return self.embedder.as_ref().map(|e| e.embed(query)).transpose();
+        #[cfg(not(feature = "model"))]
+        {
+            let _ = query;
+            Ok(None)
+        }
     }
 
     /// The query's embedding, when the mode wants one and the model is loaded.
@@ -123,15 +145,19 @@ impl Searcher {
         options: &SearchOptions,
     ) -> QueryContext<'a> {
         // The loaded cross-encoder, when it is the one the options name.
+        #[cfg(feature = "model")]
         let reranker = match (&self.reranker, &options.rerank) {
             (Some((name, reranker)), Some(asked)) if *name == canonical(&asked.model) => {
                 Some(reranker.as_ref() as &dyn search::CrossEncoder)
             }
             _ => None,
         };
+        #[cfg(not(feature = "model"))]
+        let reranker = None;
         QueryContext {
             vector,
             vector_from_caller: false,
+            #[cfg(feature = "model")]
             embedder: self.embedder.as_deref(),
             now_ms: options.now.unwrap_or_else(now_ms),
             reranker,
@@ -199,6 +225,7 @@ impl Searcher {
 }
 
 /// A model's folder or URL as compared: without a trailing slash.
+#[cfg(feature = "model")]
 fn canonical(name: &str) -> String {
     name.trim_end_matches('/').to_string()
 }

@@ -6,6 +6,10 @@
 //! the background and hybrid answers start when it is ready (until then a hybrid search answers
 //! lexically, and a semantic search is an error that says so).
 //!
+//! Built without the `model` feature this is the lean core (no candle, no tokenizer): the same
+//! `SearchIndex` without `loadModel`, `embed` and the reranker, for lexical indexes and for the
+//! first answers while the full module loads (`js/fetch.js`).
+//!
 //! Arguments are checked here, before any work: a query must be a string, options a plain
 //! object of finite numbers and plain data, bytes a `Uint8Array`, and no body or byte array may
 //! be over [`MAX_BYTES`] (a `Content-Length` is never trusted to size a buffer).
@@ -25,8 +29,11 @@ use js_sys::{Array, Float32Array, Function, Promise, Reflect, Uint8Array};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+#[cfg(feature = "model")]
+use wasm_bindgen_futures::future_to_promise;
+use wasm_bindgen_futures::JsFuture;
 
+#[cfg(feature = "model")]
 use crate::embed::ModelFiles;
 use crate::hit::{Options, SearchOptions};
 use crate::Searcher;
@@ -163,6 +170,35 @@ impl SearchIndex {
         )
     }
 
+    /// How many documents the index holds.
+    #[wasm_bindgen(getter, js_name = documentCount)]
+    pub fn document_count(&self) -> usize {
+        self.searcher().index().documents.len()
+    }
+
+    /// How many chunks the index holds.
+    #[wasm_bindgen(getter, js_name = chunkCount)]
+    pub fn chunk_count(&self) -> usize {
+        self.searcher().index().chunks.len()
+    }
+
+    /// Whether the index has embeddings (and so can search semantically once its model loads).
+    #[wasm_bindgen(getter, js_name = hasVectors)]
+    pub fn has_vectors(&self) -> bool {
+        self.searcher().has_vectors()
+    }
+
+    /// Whether the model is loaded, so hybrid and semantic searches use it.
+    #[wasm_bindgen(getter, js_name = modelReady)]
+    pub fn model_ready(&self) -> bool {
+        self.searcher().model_ready()
+    }
+}
+
+/// The model's methods: the full module only.
+#[cfg(feature = "model")]
+#[wasm_bindgen]
+impl SearchIndex {
     /// Fetches the model files from `baseUrl` (the `model/` folder `cairn index` wrote beside
     /// the index) and attaches the model, so hybrid and semantic searches can run.
     /// `onProgress(loaded, total)` reports bytes across all three files.
@@ -252,30 +288,6 @@ impl SearchIndex {
             .map_err(js_error)?
             .ok_or_else(|| js_error("no model is loaded; call loadModel first"))
     }
-
-    /// How many documents the index holds.
-    #[wasm_bindgen(getter, js_name = documentCount)]
-    pub fn document_count(&self) -> usize {
-        self.searcher().index().documents.len()
-    }
-
-    /// How many chunks the index holds.
-    #[wasm_bindgen(getter, js_name = chunkCount)]
-    pub fn chunk_count(&self) -> usize {
-        self.searcher().index().chunks.len()
-    }
-
-    /// Whether the index has embeddings (and so can search semantically once its model loads).
-    #[wasm_bindgen(getter, js_name = hasVectors)]
-    pub fn has_vectors(&self) -> bool {
-        self.searcher().has_vectors()
-    }
-
-    /// Whether the model is loaded, so hybrid and semantic searches use it.
-    #[wasm_bindgen(getter, js_name = modelReady)]
-    pub fn model_ready(&self) -> bool {
-        self.searcher().model_ready()
-    }
 }
 
 impl SearchIndex {
@@ -293,6 +305,7 @@ impl SearchIndex {
 
 /// Changes a copy of the searcher (attaches a model) and swaps the copy in whole, so a failure
 /// (or a trap) while a model loads leaves the index as it was.
+#[cfg(feature = "model")]
 fn update(
     slot: &RefCell<Searcher>,
     change: impl FnOnce(&mut Searcher) -> crate::Result<()>,
@@ -304,6 +317,7 @@ fn update(
 }
 
 /// The three files of a model folder at `base`; `on_progress` follows the weights.
+#[cfg(feature = "model")]
 async fn fetch_model(base: &str, on_progress: Option<&Function>) -> Result<ModelFiles, JsError> {
     let base = base.trim_end_matches('/');
     let url = |name: &str| format!("{base}/{name}");

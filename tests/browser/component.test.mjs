@@ -1,5 +1,5 @@
 // <cairn-search>, the Web Worker client and the Vite example in Debian's headless Chromium:
-// results as you type, keyboard navigation to a result's URL and anchor, hostile text shown
+// the lean core module first and the full one only with the model, results as you type, keyboard navigation to a result's URL and anchor, hostile text shown
 // inert, a responsive main thread while the model loads, the model read from the Cache API on
 // the second visit, and the npm package bundled by Vite.
 import { test, before, after } from "node:test";
@@ -66,6 +66,33 @@ test("results appear as you type, as an ARIA combobox", async () => {
   assert.equal(await page.getAttribute("cairn-search input", "aria-expanded"), "true");
   await page.fill("cairn-search input", "zzzqqqxxx");
   await page.waitForFunction(() => document.querySelector("cairn-search").shadowRoot.querySelector(".status").textContent.startsWith("No results"));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("an index opens in the lean core module; the full module comes only with the model", async () => {
+  const context = await browser.newContext();
+  const wasm = [];
+  context.on("request", (r) => r.url().endsWith(".wasm") && wasm.push(new URL(r.url()).pathname));
+  // A page with nothing but the element, so no other search box loads a module.
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  const only = (attributes) => `<!doctype html><script type="module" src="/pkg/element.js"></script><cairn-search ${attributes}></cairn-search>`;
+  await page.route(base + "/only.html", (route) => route.fulfill({ contentType: "text/html", body: only(`index="/index/index.cairn"`) }));
+  await page.goto(base + "/only.html");
+  await page.waitForSelector("cairn-search[data-ready]", { timeout: 30_000 });
+  assert.ok((await type(page, "index file format")).length >= 2);
+  assert.deepEqual(wasm, ["/pkg/web-core/cairn_bg.wasm"]);
+
+  // With a model, the full module follows in the background and takes over.
+  await page.route(base + "/hybrid.html", (route) =>
+    route.fulfill({ contentType: "text/html", body: only(`index="/fixture-index/index.cairn" model="/fixture-index/model"`) }),
+  );
+  await page.goto(base + "/hybrid.html");
+  await page.waitForSelector("cairn-search[data-model]", { timeout: 120_000 });
+  assert.match(await page.getAttribute("cairn-search", "data-model"), /^(ready|cached)$/);
+  assert.ok(wasm.slice(1).includes("/pkg/web/cairn_bg.wasm"), JSON.stringify(wasm));
   assert.deepEqual(errors, []);
   await context.close();
 });
