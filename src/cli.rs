@@ -51,7 +51,8 @@ enum Command {
         /// The index folder to write.
         #[arg(long)]
         out: PathBuf,
-        /// The sentence model's folder, the one the shards embedded with (for summaries).
+        /// The sentence model's folder: the one the shards embedded with (checked; it embeds
+        /// the summaries' sentences).
         #[arg(long, default_value = "models/all-MiniLM-L6-v2")]
         model: PathBuf,
     },
