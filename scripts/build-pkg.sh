@@ -13,6 +13,8 @@ for target in web bundler nodejs; do
 done
 wasm-pack build --release --target web --out-dir pkg/web-core --out-name cairn -- --no-default-features >/dev/null
 rm -f pkg/web-core/.gitignore pkg/web-core/README.md
+# Function names serve only stack traces: a tenth of each module.
+node scripts/strip-names.mjs pkg/web/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
 cp js/*.js js/*.d.ts pkg/
 version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
 cat > pkg/package.json <<JSON
