@@ -357,8 +357,10 @@ fn index(args: IndexArgs) -> Result<()> {
                 config_sha256: embed::sha256_hex(&source.config),
                 tokenizer_sha256: embed::sha256_hex(&source.tokenizer),
             };
+            // A shard embeds its whole share; only a full build reads the previous index.
             previous = std::fs::read(args.out.join(INDEX_FILE))
                 .ok()
+                .filter(|_| args.shard.is_none())
                 .and_then(|bytes| format::read(&bytes).ok())
                 .and_then(|old| build::Previous::of(&old, &identity));
             Some(build::VectorOptions {

@@ -95,7 +95,10 @@ impl Layer {
         let a = vb.pp("attention");
         let part = |name: &str, scale: f64| -> Result<(Tensor, Tensor)> {
             let l = linear(hidden, hidden, a.pp("self").pp(name))?;
-            let bias = l.bias().expect("BERT projections have a bias").clone();
+            let bias = l
+                .bias()
+                .ok_or_else(|| candle_core::Error::Msg(format!("{name} has no bias")))?
+                .clone();
             Ok(((l.weight() * scale)?, (bias * scale)?))
         };
         let (q, k, v) = (part("query", scale)?, part("key", 1.0)?, part("value", 1.0)?);

@@ -40,7 +40,7 @@ pub(crate) fn seal(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
 }
 
 /// The payload of an envelope `seal` wrote with `magic`, each field checked in turn; `noun`
-/// names the file in errors ("index", or "part of a split build").
+/// names the file in errors ("index" or "split-build part").
 pub(crate) fn open<'a>(magic: &[u8; 8], bytes: &'a [u8], noun: &str) -> Result<&'a [u8]> {
     let rebuild = if magic == MAGIC {
         "`cairn index`"

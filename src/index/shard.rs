@@ -77,7 +77,7 @@ impl Part {
     }
 
     pub fn read(bytes: &[u8]) -> Result<Self> {
-        let payload = format::open(PART_MAGIC, bytes, "part of a split build")?;
+        let payload = format::open(PART_MAGIC, bytes, "split-build part")?;
         postcard::from_bytes(payload).map_err(|e| {
             Error::InvalidIndex(format!(
                 "the part cannot be decoded ({e}); build it again with this version of cairn"
