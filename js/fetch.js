@@ -3,6 +3,8 @@
 // Cache API (or when it refuses, e.g. on an insecure origin), the model is simply fetched. Model files are cached only once the model
 // loaded from them, and a cached model that fails to load (a stale or damaged copy) is fetched
 // anew. A body may be at most MAX_BYTES; its Content-Length only reports progress.
+import { isFragmentedMeta, openFragments } from "./fragments.js";
+
 const CACHE = "cairn-model-v1";
 const FILES = ["config.json", "tokenizer.json", "model.safetensors"];
 /** The largest index or model file read: 1 GiB, as in the wasm module. */
@@ -108,15 +110,16 @@ async function attachModel(index, modelUrl, onProgress, load = ({ weights, token
 
 /**
  * The two wasm modules for a web page or worker, each fetched and instantiated once: `core()`
- * gives the lean core's SearchIndex class (`web-core/`: the index, lexical search, fusion and
- * hits, no model), `full()` the full module's (`web/`: the model and the cross-encoder too).
+ * gives the lean core (`web-core/`: the index, lexical search, fusion and hits, no model),
+ * `full()` the full module (`web/`: the model and the cross-encoder too). Each resolves to the
+ * module's exports: SearchIndex, FragmentedIndex (and QueryEncoder in the full one).
  */
 const loaded = {};
 function once(name, load) {
   return () =>
     (loaded[name] ??= load().then(async (module) => {
       await module.default();
-      return module.SearchIndex;
+      return module;
     }));
 }
 export const webModules = {
@@ -153,16 +156,19 @@ export async function prepareRerank(opened, options) {
  * the background ({ what: "model" } progress, then { event: "model", ready }): the index is
  * opened in the full module and takes over from the core one. A lexical index never fetches
  * the full module unless a search asks for a cross-encoder (so its bytes are kept for that).
+ * A fragmented index (`meta.cairn`) is opened the same way and searched through
+ * `fragments.js`; its model is the full module's QueryEncoder.
  * Returns `opened` (`opened.index` is the index to search now, `opened.full()` the full
  * module's, opened once) and the counts. Shared by the worker and the main-thread fallback.
  */
 export async function openIndex(modules, indexUrl, modelUrl, emit) {
   let { bytes } = await fetchWithProgress(indexUrl, null, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }));
-  const opened = { index: (await modules.core()).fromBytes(bytes) };
+  if (isFragmentedMeta(bytes)) return openFragmented(modules, indexUrl, bytes, modelUrl, emit);
+  const opened = { index: (await modules.core()).SearchIndex.fromBytes(bytes) };
   let upgrading = null;
   opened.full = () =>
     (upgrading ??= modules.full().then(
-      (SearchIndex) => {
+      ({ SearchIndex }) => {
         const index = SearchIndex.fromBytes(bytes);
         bytes = null;
         opened.index.free();
@@ -186,4 +192,41 @@ export async function openIndex(modules, indexUrl, modelUrl, emit) {
       .catch((e) => emit({ event: "model", ready: false, error: e?.message ?? String(e) }));
   }
   return { opened, info: { documentCount, chunkCount, hasVectors } };
+}
+
+/** `openIndex` for a fragmented index: the loader over the core's FragmentedIndex. */
+async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
+  const fragments = await openFragments((await modules.core()).FragmentedIndex, metaUrl, metaBytes);
+  const { index } = fragments;
+  let encoder = null;
+  const unsupported = (what) => () => {
+    throw new Error(`a fragmented index does not support ${what} yet; build a single-file index (cairn index --layout single) to use it`);
+  };
+  const opened = {
+    index: {
+      search: (query, options) => fragments.search(query, options, encoder && options?.mode !== "lexical" ? encoder.embed(query) : null),
+      searchDocuments: unsupported("searchDocuments"),
+      buildContext: unsupported("buildContext"),
+      stats: fragments.stats,
+      free: () => index.free(),
+    },
+    full: unsupported("rerank"),
+  };
+  const info = { documentCount: index.documentCount, chunkCount: index.chunkCount, hasVectors: index.hasVectors, fragmented: true };
+  if (info.hasVectors && modelUrl) {
+    const identity = index.modelIdentity;
+    modules
+      .full()
+      .then(({ QueryEncoder }) =>
+        attachModel(null, modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }), ({ weights, tokenizer, config }) => {
+          encoder = QueryEncoder.fromBytes(identity, weights, tokenizer, config);
+        }),
+      )
+      .then(({ fromCache, keep }) => {
+        emit({ event: "model", ready: true, fromCache });
+        return keep();
+      })
+      .catch((e) => emit({ event: "model", ready: false, error: e?.message ?? String(e) }));
+  }
+  return { opened, info };
 }

@@ -38,7 +38,7 @@ cat > pkg/package.json <<JSON
     "./worker": "./worker.js",
     "./package.json": "./package.json"
   },
-  "files": ["web", "web-core", "bundler", "node", "client.js", "client.d.ts", "element.js", "worker.js", "fetch.js", "README.md"],
+  "files": ["web", "web-core", "bundler", "node", "client.js", "client.d.ts", "element.js", "worker.js", "fetch.js", "fragments.js", "README.md"],
   "sideEffects": ["./element.js", "./bundler/*.js"]
 }
 JSON

@@ -14,6 +14,8 @@ use cairn::hit::{
     SearchOptions,
 };
 use cairn::index::{build, format, shard as build_shard, vector, IndexSettings};
+use cairn::fragment::{self, load::native::Folder};
+use cairn::search::QueryContext;
 use cairn::{eval, ingest, Searcher};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -145,6 +147,20 @@ enum Output {
     Context,
 }
 
+/// What `cairn index` writes.
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Layout {
+    /// One file for up to 20,000 chunks, fragments for more.
+    Auto,
+    /// `index.cairn`: one download, the only kind Node and `searchDocuments` read.
+    Single,
+    /// `meta.cairn` and packs of fragments under `p/`, fetched as a query needs them.
+    Fragments,
+}
+
+/// Chunks from which `--layout auto` writes fragments.
+const FRAGMENTS_FROM: usize = 20_000;
+
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum WebWeights {
     F16,
@@ -273,6 +289,9 @@ struct IndexArgs {
     /// index with a graph keeps f32.
     #[arg(long, value_enum, default_value_t = vector::Precision::Int8)]
     vectors: vector::Precision,
+    /// One file, or fragments a browser fetches only as a query needs them (for large sites).
+    #[arg(long, value_enum, default_value_t = Layout::Auto)]
+    layout: Layout,
 }
 
 fn index(args: IndexArgs) -> Result<()> {
@@ -382,16 +401,43 @@ fn index(args: IndexArgs) -> Result<()> {
         bar.set_position(done as u64)
     })?;
     bar.finish_and_clear();
-    let bytes = format::write(&index)?;
-    write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
-    staging.commit(model.is_some(), INDEX_FILE)?;
-    let path = args.out.join(INDEX_FILE);
+    let fragments = match args.layout {
+        Layout::Auto => index.chunks.len() >= FRAGMENTS_FROM,
+        Layout::Single => false,
+        Layout::Fragments => true,
+    };
+    let (path, bytes) = if fragments {
+        // Packs are named by their content, so new ones never overwrite the live index's; the
+        // meta file that names them is renamed into place like index.cairn.
+        let layout = fragment::write::layout(&index, &fragment::write::Options::default())?;
+        fragment::write::save_packs(&layout, &args.out)?;
+        write_synced(&staging.path.join(fragment::META_FILE), &layout.meta)?;
+        staging.commit(model.is_some(), fragment::META_FILE)?;
+        fragment::write::remove_stale(&layout, &args.out)?;
+        let _ = std::fs::remove_file(args.out.join(INDEX_FILE));
+        let total = layout.meta.len() + layout.packs.iter().map(|(_, b)| b.len()).sum::<usize>();
+        (
+            format!(
+                "{} ({} fragments in {} packs)",
+                args.out.join(fragment::META_FILE).display(),
+                layout.fragments,
+                layout.packs.len()
+            ),
+            total,
+        )
+    } else {
+        let bytes = format::write(&index)?;
+        write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
+        staging.commit(model.is_some(), INDEX_FILE)?;
+        fragment::write::remove(&args.out)?;
+        (args.out.join(INDEX_FILE).display().to_string(), bytes.len())
+    };
     println!(
         "indexed {} documents, {} chunks, {} bytes ({}) in {:.1} s{}",
         index.documents.len(),
         index.chunks.len(),
-        bytes.len(),
-        path.display(),
+        bytes,
+        path,
         started.elapsed().as_secs_f64(),
         [
             ("skipped", files.skipped.len() + ingested.skipped.len()),
@@ -627,8 +673,64 @@ fn progress_bar(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
+/// An index as the command line searches it: one file, or a folder of fragments read as each
+/// query needs them (with the model that embeds queries, when the mode needs it).
+enum Opened {
+    Single(Searcher),
+    Fragments {
+        folder: std::sync::Mutex<Folder>,
+        embedder: Option<Embedder>,
+    },
+}
+
+impl Opened {
+    fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
+        match self {
+            Opened::Single(searcher) => Ok(searcher.search(query, options)?),
+            Opened::Fragments { folder, embedder } => {
+                let vector = match embedder {
+                    Some(e) if options.mode != SearchMode::Lexical => Some(e.embed(query)?),
+                    _ => None,
+                };
+                let context = QueryContext {
+                    vector: vector.as_deref(),
+                    vector_from_caller: false,
+                    embedder: embedder.as_ref(),
+                    now_ms: options.now.unwrap_or_else(cairn::searcher::now_ms),
+                    reranker: None,
+                };
+                let mut folder = folder.lock().expect("a search panicked");
+                Ok(folder.search(query, context, options)?)
+            }
+        }
+    }
+
+    fn searcher(&self) -> Result<&Searcher> {
+        match self {
+            Opened::Single(searcher) => Ok(searcher),
+            Opened::Fragments { .. } => bail!(
+                "this is a fragmented index, which answers chunk searches only; build it with --layout single for --output documents or context"
+            ),
+        }
+    }
+}
+
 /// Opens an index folder (or file) and, when it has embeddings and the mode needs them, its model.
-fn open(path: &Path, mode: SearchMode) -> Result<Searcher> {
+fn open(path: &Path, mode: SearchMode) -> Result<Opened> {
+    if path.join(fragment::META_FILE).is_file() && !path.join(INDEX_FILE).is_file() {
+        let folder = Folder::open(path).with_context(|| format!("{}", path.display()))?;
+        let embedder = match &folder.index.meta().vectors {
+            Some(v) if mode != SearchMode::Lexical => Some(cairn::searcher::load_checked_model(
+                &v.model,
+                ModelFiles::read_dir(&path.join(MODEL_DIR))?,
+            )?),
+            _ => None,
+        };
+        return Ok(Opened::Fragments {
+            folder: std::sync::Mutex::new(folder),
+            embedder,
+        });
+    }
     let (file, dir) = if path.is_dir() {
         (path.join(INDEX_FILE), path.to_path_buf())
     } else {
@@ -644,7 +746,7 @@ fn open(path: &Path, mode: SearchMode) -> Result<Searcher> {
     if searcher.has_vectors() && mode != SearchMode::Lexical {
         searcher.load_model(ModelFiles::read_dir(&dir.join(MODEL_DIR))?)?;
     }
-    Ok(searcher)
+    Ok(Opened::Single(searcher))
 }
 
 #[derive(Deserialize)]
@@ -722,14 +824,15 @@ fn run_search(
         Output::Documents => request.parse::<DocumentSearchOptions>()?.search,
         Output::Context => request.parse::<ContextOptions>()?.search,
     };
-    let mut searcher = open(path, search.mode)?;
-    if let Some(rerank) = &search.rerank {
+    let mut opened = open(path, search.mode)?;
+    if let (Some(rerank), Opened::Single(searcher)) = (&search.rerank, &mut opened) {
         let files = ModelFiles::read_dir(Path::new(&rerank.model))
             .with_context(|| format!("cannot load the cross-encoder {}", rerank.model))?;
         searcher
             .load_reranker(&rerank.model, files)
             .with_context(|| format!("cannot load the cross-encoder {}", rerank.model))?;
     }
+    let searcher = &opened;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let answer = |query: &str| -> Result<serde_json::Value> {
@@ -738,10 +841,14 @@ fn run_search(
                 serde_json::to_value(searcher.search(query, &request.parse::<SearchOptions>()?)?)?
             }
             Output::Documents => serde_json::to_value(
-                searcher.search_documents(query, &request.parse::<DocumentSearchOptions>()?)?,
+                searcher
+                    .searcher()?
+                    .search_documents(query, &request.parse::<DocumentSearchOptions>()?)?,
             )?,
             Output::Context => serde_json::to_value(
-                searcher.build_context(query, &request.parse::<ContextOptions>()?)?,
+                searcher
+                    .searcher()?
+                    .build_context(query, &request.parse::<ContextOptions>()?)?,
             )?,
         })
     };

@@ -512,6 +512,12 @@ pub struct SearchOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub rerank: Option<Rerank>,
+    /// On a fragmented index, how many vector partitions (nearest centroids first) a semantic
+    /// search scans (default: the index's own, chosen at build time for recall@10 ≥ 0.95);
+    /// more is more exact and more bytes. A single-file index ignores it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub probes: Option<u32>,
 }
 
 /// Cross-encoder reranking: the `topN` best fused candidates are scored as (query, chunk) pairs
@@ -564,6 +570,7 @@ impl Default for SearchOptions {
             fuzzy: Fuzzy::default(),
             include_summary: false,
             rerank: None,
+            probes: None,
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod embed;
 pub mod encoder;
 pub mod error;
 pub mod eval;
+pub mod fragment;
 pub mod hit;
 pub mod index;
 #[cfg(feature = "model")]

@@ -67,39 +67,7 @@ impl Searcher {
                 "this index has no embeddings (it was built with --no-embed), so it has no use for a model".into(),
             ));
         };
-        let expected = &vectors.model;
-        let given = [
-            (
-                "config.json",
-                sha256_hex(&files.config),
-                &expected.config_sha256,
-            ),
-            (
-                "tokenizer.json",
-                sha256_hex(&files.tokenizer),
-                &expected.tokenizer_sha256,
-            ),
-        ];
-        for (name, sha, want) in &given {
-            if sha != *want {
-                return Err(Error::Model(format!(
-                    "this model's {name} does not match the index: the index was embedded with a {name} of sha256 {want}, the one given has sha256 {sha}; load the model files written beside the index"
-                )));
-            }
-        }
-        let embedder = Embedder::load(files)?;
-        let sha = embedder.weights_sha256();
-        if embedder.dimension() != vectors.dimension()
-            || (sha != expected.web_weights_sha256 && sha != expected.source_weights_sha256)
-        {
-            return Err(Error::Model(format!(
-                "this model does not match the index: the index was embedded with {} ({} dimensions, weights sha256 {}), the model given has {} dimensions and weights sha256 {sha}; load the model files written beside the index",
-                expected.name,
-                expected.dimension,
-                expected.web_weights_sha256,
-                embedder.dimension()
-            )));
-        }
+        let embedder = load_checked_model(&vectors.model, files)?;
         self.embedder = Some(Arc::new(embedder));
         Ok(())
     }
@@ -222,6 +190,48 @@ impl Searcher {
             options,
         )
     }
+}
+
+/// Loads the model that embeds queries for an index embedded by `expected`, after checking it is
+/// that model (its config, tokenizer, dimension and weights).
+#[cfg(feature = "model")]
+pub fn load_checked_model(
+    expected: &crate::index::vector::ModelIdentity,
+    files: ModelFiles,
+) -> Result<Embedder> {
+        let given = [
+        (
+            "config.json",
+            sha256_hex(&files.config),
+            &expected.config_sha256,
+        ),
+        (
+            "tokenizer.json",
+            sha256_hex(&files.tokenizer),
+            &expected.tokenizer_sha256,
+        ),
+    ];
+    for (name, sha, want) in &given {
+        if sha != *want {
+            return Err(Error::Model(format!(
+                "this model's {name} does not match the index: the index was embedded with a {name} of sha256 {want}, the one given has sha256 {sha}; load the model files written beside the index"
+            )));
+        }
+    }
+    let embedder = Embedder::load(files)?;
+    let sha = embedder.weights_sha256();
+    if embedder.dimension() != expected.dimension as usize
+        || (sha != expected.web_weights_sha256 && sha != expected.source_weights_sha256)
+    {
+        return Err(Error::Model(format!(
+            "this model does not match the index: the index was embedded with {} ({} dimensions, weights sha256 {}), the model given has {} dimensions and weights sha256 {sha}; load the model files written beside the index",
+            expected.name,
+            expected.dimension,
+            expected.web_weights_sha256,
+            embedder.dimension()
+        )));
+    }
+    Ok(embedder)
 }
 
 /// A model's folder or URL as compared: without a trailing slash.

@@ -35,7 +35,9 @@ use wasm_bindgen_futures::JsFuture;
 
 #[cfg(feature = "model")]
 use crate::embed::ModelFiles;
+use crate::fragment::load::Fragmented;
 use crate::hit::{Options, SearchOptions};
+use crate::search::QueryContext;
 use crate::Searcher;
 
 /// The largest index or model file this module fetches or accepts as bytes: 1 GiB.
@@ -287,6 +289,181 @@ impl SearchIndex {
             .embed_query(&string(&text, "the text")?)
             .map_err(js_error)?
             .ok_or_else(|| js_error("no model is loaded; call loadModel first"))
+    }
+}
+
+/// A fragmented index (`meta.cairn`): it holds the fragments added so far and says which a
+/// search still needs. `js/fetch.js` drives it: search, fetch what it names (range requests into
+/// the packs, gzip undone by `DecompressionStream`), `addFragment` each, search again.
+#[wasm_bindgen]
+pub struct FragmentedIndex {
+    index: RefCell<Fragmented>,
+}
+
+#[wasm_bindgen]
+impl FragmentedIndex {
+    /// Opens a fragmented index from its meta file's bytes (gzip undone).
+    #[wasm_bindgen(js_name = fromMeta)]
+    pub fn from_meta(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<FragmentedIndex, JsError> {
+        let bytes = byte_array(&bytes, "the meta file")?;
+        Ok(FragmentedIndex {
+            index: RefCell::new(Fragmented::open(&bytes).map_err(js_error)?),
+        })
+    }
+
+    /// Searches with the fragments added so far: `{ hits }`, or `{ need }`, the fragments to
+    /// fetch and add before searching again.
+    #[wasm_bindgen(unchecked_return_type = "FragmentStep")]
+    pub fn search(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsError> {
+        let (query, options) = (string(&query, "the query")?, parse_options(options)?);
+        self.step(&query, None, &options)
+    }
+
+    /// [`search`](Self::search) with a query embedding computed elsewhere (L2-normalized, by
+    /// the index's model).
+    #[wasm_bindgen(js_name = searchWithVector, unchecked_return_type = "FragmentStep")]
+    pub fn search_with_vector(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Float32Array | number[]")] vector: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsError> {
+        let (query, vector) = (string(&query, "the query")?, float_array(&vector)?);
+        let options = parse_options(options)?;
+        self.step(&query, Some(&vector), &options)
+    }
+
+    /// Adds fragment `fragment` from its bytes (gzip undone). A fragment that is damaged, or is
+    /// not the one asked for, is an error and is not added; the index keeps answering.
+    #[wasm_bindgen(js_name = addFragment)]
+    pub fn add_fragment(
+        &self,
+        fragment: u32,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<(), JsError> {
+        let bytes = byte_array(&bytes, "the fragment")?;
+        let mut index = self
+            .index
+            .try_borrow_mut()
+            .map_err(|_| js_error("the index is busy"))?;
+        index.add(fragment, &bytes).map_err(js_error)
+    }
+
+    /// The index's content hash: what a cache of its fragments is keyed by.
+    #[wasm_bindgen(getter)]
+    pub fn hash(&self) -> Result<String, JsError> {
+        Ok(self.borrow()?.meta().hash.clone())
+    }
+
+    #[wasm_bindgen(getter, js_name = documentCount)]
+    pub fn document_count(&self) -> Result<usize, JsError> {
+        Ok(self.borrow()?.document_count())
+    }
+
+    #[wasm_bindgen(getter, js_name = chunkCount)]
+    pub fn chunk_count(&self) -> Result<usize, JsError> {
+        Ok(self.borrow()?.chunk_count())
+    }
+
+    #[wasm_bindgen(getter, js_name = hasVectors)]
+    pub fn has_vectors(&self) -> Result<bool, JsError> {
+        Ok(self.borrow()?.has_vectors())
+    }
+
+    /// How many fragments are loaded.
+    #[wasm_bindgen(getter)]
+    pub fn loaded(&self) -> Result<usize, JsError> {
+        Ok(self.borrow()?.loaded())
+    }
+
+    /// The model the index was embedded with, as JSON (for `QueryEncoder.fromBytes`), or
+    /// undefined for a lexical index.
+    #[wasm_bindgen(getter, js_name = modelIdentity)]
+    pub fn model_identity(&self) -> Result<Option<String>, JsError> {
+        let index = self.borrow()?;
+        index
+            .meta()
+            .vectors
+            .as_ref()
+            .map(|v| serde_json::to_string(&v.model).map_err(js_error))
+            .transpose()
+    }
+}
+
+/// The sentence model on its own, embedding queries for a fragmented index (the full module
+/// only): its vector goes to `FragmentedIndex.searchWithVector`.
+#[cfg(feature = "model")]
+#[wasm_bindgen]
+pub struct QueryEncoder {
+    embedder: crate::embed::Embedder,
+}
+
+#[cfg(feature = "model")]
+#[wasm_bindgen]
+impl QueryEncoder {
+    /// Loads the model from its files' bytes, after checking it is the one `identity` (the
+    /// index's `modelIdentity`) names.
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(
+        #[wasm_bindgen(unchecked_param_type = "string")] identity: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] weights: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] tokenizer: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] config: JsValue,
+    ) -> Result<QueryEncoder, JsError> {
+        let identity: crate::index::vector::ModelIdentity =
+            serde_json::from_str(&string(&identity, "the model identity")?)
+                .map_err(|e| js_error(format!("the model identity is not valid ({e}); pass the index's modelIdentity")))?;
+        let files = ModelFiles {
+            weights: byte_array(&weights, "the weights")?,
+            tokenizer: byte_array(&tokenizer, "the tokenizer")?,
+            config: byte_array(&config, "the config")?,
+        };
+        Ok(QueryEncoder {
+            embedder: crate::searcher::load_checked_model(&identity, files).map_err(js_error)?,
+        })
+    }
+
+    /// Embeds a text (L2-normalized).
+    pub fn embed(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    ) -> Result<Vec<f32>, JsError> {
+        self.embedder
+            .embed(&string(&text, "the text")?)
+            .map_err(js_error)
+    }
+}
+
+impl FragmentedIndex {
+    fn borrow(&self) -> Result<std::cell::Ref<'_, Fragmented>, JsError> {
+        self.index
+            .try_borrow()
+            .map_err(|_| js_error("the index is busy"))
+    }
+
+    fn step(
+        &self,
+        query: &str,
+        vector: Option<&[f32]>,
+        options: &SearchOptions,
+    ) -> Result<JsValue, JsError> {
+        let index = self.borrow()?;
+        let context = QueryContext {
+            vector,
+            vector_from_caller: vector.is_some(),
+            #[cfg(feature = "model")]
+            embedder: None,
+            now_ms: options.now.unwrap_or_else(crate::searcher::now_ms),
+            reranker: None,
+        };
+        let step = index.search(query, context, options).map_err(js_error)?;
+        to_js(&index.step(step))
     }
 }
 

@@ -30,23 +30,23 @@ impl Default for Bm25Params {
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
-struct Postings {
+pub(crate) struct Postings {
     /// Chunk ids as gaps from the previous one (the first from 0).
-    chunk_gaps: Vec<u32>,
-    freqs: Vec<u32>,
+    pub(crate) chunk_gaps: Vec<u32>,
+    pub(crate) freqs: Vec<u32>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct LexicalIndex {
-    params: Bm25Params,
-    terms: Vec<String>,
+    pub(crate) params: Bm25Params,
+    pub(crate) terms: Vec<String>,
     /// Each term's IDF over chunks, and over documents.
-    idf: Vec<f32>,
-    document_idf: Vec<f32>,
-    postings: Vec<Postings>,
+    pub(crate) idf: Vec<f32>,
+    pub(crate) document_idf: Vec<f32>,
+    pub(crate) postings: Vec<Postings>,
     /// Length of every chunk in terms.
-    chunk_lengths: Vec<u32>,
-    average_length: f32,
+    pub(crate) chunk_lengths: Vec<u32>,
+    pub(crate) average_length: f32,
     /// Every indexed word (folded, unstemmed), sorted, and the term each one is indexed as.
     words: Vec<String>,
     word_terms: Vec<u32>,
@@ -57,15 +57,15 @@ pub struct LexicalIndex {
     /// Which document each chunk belongs to, and the documents' lengths: derived from the
     /// index's chunks when the index is built or read, not stored twice.
     #[serde(skip)]
-    documents: Documents,
+    pub(crate) documents: Documents,
 }
 
 #[derive(Debug, Default)]
-struct Documents {
-    of_chunk: Vec<u32>,
+pub(crate) struct Documents {
+    pub(crate) of_chunk: Vec<u32>,
     /// Length of every document in terms (the sum of its chunks').
-    lengths: Vec<u32>,
-    average_length: f32,
+    pub(crate) lengths: Vec<u32>,
+    pub(crate) average_length: f32,
 }
 
 impl Documents {
@@ -216,6 +216,44 @@ impl LexicalIndex {
     /// chunk `c`, ascending), which the file stores once, with the chunks. Call after `validate`.
     pub fn attach_documents(&mut self, of_chunk: Vec<u32>) {
         self.documents = Documents::new(of_chunk, &self.chunk_lengths);
+    }
+
+    /// An index of some terms only (a fragmented index's loaded term shards), scoring each
+    /// exactly as the whole index does: `chunk_lengths` holds the length of every chunk those
+    /// terms' postings name (others 0), and `documents` the whole index's document table and
+    /// averages, so every score is the same bits.
+    pub(crate) fn partial(
+        params: Bm25Params,
+        terms: Vec<(String, f32, f32, Postings)>,
+        chunk_lengths: Vec<u32>,
+        average_length: f32,
+        documents: Documents,
+    ) -> Self {
+        let mut idf = Vec::with_capacity(terms.len());
+        let mut document_idf = Vec::with_capacity(terms.len());
+        let mut postings = Vec::with_capacity(terms.len());
+        let terms = terms
+            .into_iter()
+            .map(|(term, i, d, p)| {
+                idf.push(i);
+                document_idf.push(d);
+                postings.push(p);
+                term
+            })
+            .collect();
+        LexicalIndex {
+            params,
+            terms,
+            idf,
+            document_idf,
+            postings,
+            chunk_lengths,
+            average_length,
+            words: Vec::new(),
+            word_terms: Vec::new(),
+            word_set: Default::default(),
+            documents,
+        }
     }
 
     pub fn chunk_count(&self) -> usize {
@@ -392,7 +430,7 @@ impl LexicalIndex {
 
 impl Postings {
     /// The chunk ids, ascending.
-    fn chunks(&self) -> impl Iterator<Item = u32> + '_ {
+    pub(crate) fn chunks(&self) -> impl Iterator<Item = u32> + '_ {
         self.chunk_gaps.iter().scan(0u32, |chunk, &gap| {
             *chunk += gap;
             Some(*chunk)

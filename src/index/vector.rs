@@ -183,14 +183,7 @@ impl VectorIndex {
                 let mut values = Vec::with_capacity(vectors.len());
                 let scales = vectors
                     .chunks(dim)
-                    .map(|v| {
-                        let scale = int8_scale(v.iter().fold(0f32, |m, x| m.max(x.abs())));
-                        values.extend(
-                            v.iter()
-                                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
-                        );
-                        scale
-                    })
+                    .map(|v| quantize_into(v, &mut values))
                     .collect();
                 Store::Int8 { values, scales }
             }
@@ -407,6 +400,16 @@ impl VectorIndex {
 /// Then `code × scale` is exact in f32 and the largest component's code is ±127, so quantizing
 /// a dequantized vector gives back the same codes and scale: vectors an index hands to the next
 /// build (`build::Previous`) are stored again byte for byte.
+/// Appends `v` in int8 to `values` and returns its scale.
+pub fn quantize_into(v: &[f32], values: &mut Vec<i8>) -> f32 {
+    let scale = int8_scale(v.iter().fold(0f32, |m, x| m.max(x.abs())));
+    values.extend(
+        v.iter()
+            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+    );
+    scale
+}
+
 fn int8_scale(largest: f32) -> f32 {
     if !(largest > 0.0 && largest.is_finite()) {
         return 1.0;

@@ -179,11 +179,7 @@ pub fn fused(
             query_terms.push(e.term.clone());
         }
     }
-    let pool = options
-        .candidates
-        .map(|c| c as usize)
-        .unwrap_or(100)
-        .max(options.limit as usize);
+    let pool = pool(options);
     let documents = filter.map(|f| f.document_mask(index));
     let mask = documents.as_ref().map(|d| {
         index
@@ -196,20 +192,7 @@ pub fn fused(
 
     // Nothing to match and nothing to mean: an empty, stop-word or punctuation query.
     let nothing = query_terms.is_empty() && !context.vector_from_caller;
-    let semantic_vector = match (&index.vectors, context.vector) {
-        (None, _) if options.mode == SearchMode::Semantic => {
-            return Err(Error::InvalidInput(
-                "this index has no embeddings, so it cannot answer a semantic search; rebuild it without --no-embed, or search with mode \"lexical\"".into(),
-            ))
-        }
-        (Some(_), None) if options.mode == SearchMode::Semantic && !nothing => {
-            return Err(Error::InvalidInput(
-                "the embedding model is not loaded yet, so a semantic search cannot run; wait for the model (or search with mode \"hybrid\", which answers lexically until it arrives)".into(),
-            ))
-        }
-        (Some(_), Some(v)) if options.mode != SearchMode::Lexical => Some(v),
-        _ => None,
-    };
+    let semantic_vector = semantic_vector(index.vectors.is_some(), context, options, nothing)?;
     if nothing {
         return Ok(Retrieved {
             candidates: Vec::new(),
@@ -230,20 +213,8 @@ pub fn fused(
         _ => Vec::new(),
     };
 
-    let (mut candidates, score_kind) = if lexical_ran && semantic_vector.is_some() {
-        (
-            fuse::fuse(&lexical, &semantic, options),
-            fuse::score_kind(options.fusion),
-        )
-    } else if semantic_vector.is_some() {
-        (fuse::single(&[], &semantic), ScoreKind::Cosine)
-    } else {
-        (fuse::single(&lexical, &[]), ScoreKind::Bm25)
-    };
-    for (i, c) in candidates.iter_mut().enumerate() {
-        c.retrieval_rank = i as u32 + 1;
-        c.retrieval_score = c.score;
-    }
+    let (mut candidates, score_kind) =
+        fuse_signals(&lexical, &semantic, lexical_ran, semantic_vector.is_some(), options);
     if options.recency_weight > 0.0 {
         for c in &mut candidates {
             if let Some(age) = age_days(index, index.chunks[c.chunk as usize].doc, context.now_ms) {
@@ -307,8 +278,67 @@ fn rerank(
     Ok(())
 }
 
+/// The query vector a search uses: the caller's, when the index has vectors and the mode asks
+/// for meaning; an error for a semantic search that cannot run.
+pub(crate) fn semantic_vector<'a>(
+    has_vectors: bool,
+    context: QueryContext<'a>,
+    options: &SearchOptions,
+    nothing: bool,
+) -> Result<Option<&'a [f32]>> {
+    match (has_vectors, context.vector) {
+        (false, _) if options.mode == SearchMode::Semantic => Err(Error::InvalidInput(
+            "this index has no embeddings, so it cannot answer a semantic search; rebuild it without --no-embed, or search with mode \"lexical\"".into(),
+        )),
+        (true, None) if options.mode == SearchMode::Semantic && !nothing => Err(Error::InvalidInput(
+            "the embedding model is not loaded yet, so a semantic search cannot run; wait for the model (or search with mode \"hybrid\", which answers lexically until it arrives)".into(),
+        )),
+        (true, Some(v)) if options.mode != SearchMode::Lexical => Ok(Some(v)),
+        _ => Ok(None),
+    }
+}
+
+/// One ranking from the signals that ran, each candidate with its retrieval rank and score.
+pub(crate) fn fuse_signals(
+    lexical: &[crate::index::lexical::LexicalHit],
+    semantic: &[crate::index::vector::ScoredChunk],
+    lexical_ran: bool,
+    semantic_ran: bool,
+    options: &SearchOptions,
+) -> (Vec<Candidate>, ScoreKind) {
+    let (mut candidates, score_kind) = if lexical_ran && semantic_ran {
+        (
+            fuse::fuse(lexical, semantic, options),
+            fuse::score_kind(options.fusion),
+        )
+    } else if semantic_ran {
+        (fuse::single(&[], semantic), ScoreKind::Cosine)
+    } else {
+        (fuse::single(lexical, &[]), ScoreKind::Bm25)
+    };
+    for (i, c) in candidates.iter_mut().enumerate() {
+        c.retrieval_rank = i as u32 + 1;
+        c.retrieval_score = c.score;
+    }
+    (candidates, score_kind)
+}
+
+/// How many candidates each signal contributes before fusion.
+pub(crate) fn pool(options: &SearchOptions) -> usize {
+    options
+        .candidates
+        .map(|c| c as usize)
+        .unwrap_or(100)
+        .max(options.limit as usize)
+}
+
 /// The query's terms, after checking the query is within the limits.
 pub fn query_terms(index: &Index, query: &str) -> Result<Vec<String>> {
+    analyze_query(&index.analyzer(), query)
+}
+
+/// [`query_terms`] with the analyzer an index was built with.
+pub(crate) fn analyze_query(analyzer: &crate::analyze::Analyzer, query: &str) -> Result<Vec<String>> {
     let chars = query.chars().count();
     if chars > limits::QUERY_CHARS {
         return Err(Error::InvalidInput(format!(
@@ -316,7 +346,7 @@ pub fn query_terms(index: &Index, query: &str) -> Result<Vec<String>> {
             limits::QUERY_CHARS
         )));
     }
-    let terms = index.analyzer().terms(query);
+    let terms = analyzer.terms(query);
     if terms.len() > limits::QUERY_TERMS {
         return Err(Error::InvalidInput(format!(
             "the query has {} terms (stop words left out); cairn searches at most {} (shorten it)",
@@ -327,7 +357,7 @@ pub fn query_terms(index: &Index, query: &str) -> Result<Vec<String>> {
     Ok(terms)
 }
 
-fn validate(options: &SearchOptions) -> Result<()> {
+pub(crate) fn validate(options: &SearchOptions) -> Result<()> {
     let bad = |m: String| Err(Error::InvalidInput(m));
     let at_most = |name: &str, value: u32, max: u32| {
         if value > max {

@@ -1,0 +1,142 @@
+// What a fragmented index costs a browser per query: requests, bytes over the network and
+// latency, locally and on a simulated network (a round trip per round of requests, and the
+// round's bytes at a given bandwidth), against a local HTTP server that counts every byte it
+// sends. The first query starts from a cold cache and includes the page's wasm and JavaScript
+// (gzip, as a static host serves them); later queries reuse what earlier ones fetched. It also
+// checks that each query's top 10 are the single-file index's (when one is given).
+//
+//   node bench/fragments.mjs FRAGMENTS_DIR QUERIES_TXT [--single INDEX_DIR] [--vectors VECTORS.f32]
+//        [--rtt-ms 40] [--mbit 10] [--no-ranges] [--probes N]
+//
+// FRAGMENTS_DIR is a folder `cairn index --layout fragments` wrote. VECTORS.f32 holds one
+// query vector a query (384 little-endian f32 each, in QUERIES_TXT's order): the queries then
+// search hybrid with them (`searchWithVector`), as a page whose model is loaded would.
+// Needs `scripts/build-pkg.sh` (pkg/node for the module, pkg/web-core for the bytes a page
+// downloads).
+import { createServer } from "node:http";
+import { readFileSync, statSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { join, resolve, extname } from "node:path";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i < 0 ? fallback : args[i + 1];
+};
+const positional = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i].startsWith("--")) i += args[i] === "--no-ranges" ? 0 : 1;
+  else positional.push(args[i]);
+}
+const [dir, queriesFile] = positional;
+const rttMs = Number(flag("--rtt-ms", 40));
+const mbit = Number(flag("--mbit", 10));
+const ranges = !args.includes("--no-ranges");
+const probes = flag("--probes") ? Number(flag("--probes")) : undefined;
+const root = resolve(new URL("..", import.meta.url).pathname);
+const require = createRequire(import.meta.url);
+const { SearchIndex, FragmentedIndex } = require(join(root, "pkg/node/cairn.js"));
+const { openFragments } = await import(pathToFileURL(join(root, "js/fragments.js")).href);
+
+const queries = readFileSync(queriesFile, "utf8").split("\n").map((q) => q.trim()).filter(Boolean);
+const vectorsFile = flag("--vectors");
+const vectors = vectorsFile ? new Float32Array(readFileSync(vectorsFile).buffer.slice(0)) : null;
+const dim = 384;
+
+// The server: the fragments under /search/, the page's module and scripts under /pkg/ (gzip).
+let round = 0;
+const log = []; // { round, bytes }
+const page = ["pkg/web-core/cairn_bg.wasm", "pkg/web-core/cairn.js", "pkg/fetch.js", "pkg/fragments.js", "pkg/client.js", "pkg/worker.js"];
+const server = createServer((req, res) => {
+  const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+  const send = (status, headers, body) => {
+    log.push({ round, bytes: body.length });
+    res.writeHead(status, headers).end(body);
+  };
+  try {
+    if (path.startsWith("/pkg/")) {
+      const body = gzipSync(readFileSync(join(root, path)), { level: 9 });
+      return send(200, { "content-encoding": "gzip", "content-length": body.length }, body);
+    }
+    const file = join(dir, path.replace(/^\/search\//, ""));
+    const size = statSync(file).size;
+    const range = req.headers.range?.match(/^bytes=(\d+)-(\d+)$/);
+    if (range && ranges) {
+      const [start, end] = [Number(range[1]), Math.min(Number(range[2]), size - 1)];
+      const body = readFileSync(file).subarray(start, end + 1);
+      return send(206, { "content-range": `bytes ${start}-${end}/${size}`, "accept-ranges": "bytes", "content-length": body.length }, body);
+    }
+    send(200, { "content-length": size }, readFileSync(file));
+  } catch {
+    send(404, {}, Buffer.from("not found"));
+  }
+});
+await new Promise((r) => server.listen(0, "127.0.0.1", r));
+const base = `http://127.0.0.1:${server.address().port}`;
+
+for (const file of page) {
+  const response = await fetch(`${base}/${file}`);
+  await response.arrayBuffer();
+}
+const pageBytes = log.reduce((n, r) => n + r.bytes, 0);
+const metaBytes = new Uint8Array(await (await fetch(`${base}/search/meta.cairn`)).arrayBuffer());
+const fragments = await openFragments(FragmentedIndex, `${base}/search/meta.cairn`, metaBytes);
+// Each call into the index starts a round: its requests go out together.
+for (const method of ["search", "searchWithVector"]) {
+  const call = FragmentedIndex.prototype[method];
+  fragments.index[method] = (...a) => {
+    round += 1;
+    return call.apply(fragments.index, a);
+  };
+}
+const single = flag("--single") ? SearchIndex.fromBytes(readFileSync(join(flag("--single"), "index.cairn"))) : null;
+
+const rows = [];
+let identical = 0;
+for (const [i, query] of queries.entries()) {
+  const before = log.length;
+  const firstRound = round + 1;
+  const vector = vectors ? vectors.subarray(i * dim, (i + 1) * dim) : null;
+  const options = { limit: 10, mode: vector ? "hybrid" : "lexical", probes };
+  const started = performance.now();
+  const hits = await fragments.search(query, options, vector);
+  const ms = performance.now() - started;
+  const requests = log.slice(before);
+  const byRound = new Map();
+  for (const r of requests) byRound.set(r.round, (byRound.get(r.round) ?? 0) + r.bytes);
+  let bytes = requests.reduce((n, r) => n + r.bytes, 0);
+  let count = requests.length;
+  let rounds = byRound.size;
+  let simulated = [...byRound.values()].reduce((t, b) => t + rttMs + (b * 8) / (mbit * 1000), 0);
+  if (i === 0) {
+    // The page's module and scripts, then the meta file: two more rounds before the first query.
+    bytes += pageBytes + metaBytes.length;
+    count += page.length + 1;
+    rounds += 2;
+    simulated += 2 * rttMs + ((pageBytes + metaBytes.length) * 8) / (mbit * 1000);
+  }
+  if (single) {
+    const expected = vector ? single.searchWithVector(query, vector, options) : single.search(query, options);
+    const same = JSON.stringify(expected.map((h) => h.id)) === JSON.stringify(hits.map((h) => h.id));
+    identical += same;
+    if (!same && !vector) console.error(`top 10 differ for ${JSON.stringify(query)}`);
+  }
+  rows.push({ query, requests: count, rounds, bytes, ms, simulated, first: hits[0]?.id });
+}
+server.close();
+
+const kb = (b) => (b / 1000).toFixed(1);
+console.log(`| query | requests | rounds | kB | local ms | simulated ms (${rttMs} ms RTT, ${mbit} Mbit/s) |`);
+console.log("|---|---|---|---|---|---|");
+for (const r of rows) console.log(`| ${r.query} | ${r.requests} | ${r.rounds} | ${kb(r.bytes)} | ${r.ms.toFixed(1)} | ${r.simulated.toFixed(0)} |`);
+const later = rows.slice(1);
+const sorted = (xs) => [...xs].sort((a, b) => a - b);
+const pct = (xs, p) => sorted(xs)[Math.min(xs.length - 1, Math.floor((xs.length - 1) * p))];
+console.log();
+console.log(`page (wasm + JS, gzip): ${kb(pageBytes)} kB; meta: ${kb(metaBytes.length)} kB; ranges: ${ranges}`);
+console.log(`first query: ${kb(rows[0].bytes)} kB in ${rows[0].requests} requests, ${rows[0].simulated.toFixed(0)} ms simulated`);
+const laterBytes = later.map((r) => r.bytes);
+console.log(`later queries: median ${kb(pct(laterBytes, 0.5))} kB, p95 ${kb(pct(laterBytes, 0.95))} kB, max ${kb(Math.max(...laterBytes))} kB; median ${pct(later.map((r) => r.requests), 0.5)} requests; simulated median ${pct(later.map((r) => r.simulated), 0.5).toFixed(0)} ms, p95 ${pct(later.map((r) => r.simulated), 0.95).toFixed(0)} ms; local median ${pct(later.map((r) => r.ms), 0.5).toFixed(1)} ms`);
+if (single) console.log(`top 10 identical to the single file: ${identical} of ${rows.length}`);

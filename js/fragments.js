@@ -1,0 +1,164 @@
+// The loader of a fragmented index (`meta.cairn` and packs of fragments under `p/`): it asks the
+// wasm `FragmentedIndex` what a search needs, fetches exactly that, and asks again, so a query
+// costs a round of requests for its terms (and the vector centroids), one for its vector
+// partitions and one for its hits' text. Fragments come by HTTP range requests into the packs,
+// adjacent ones joined into one request; a host that ignores `Range` (a 200 with the whole
+// pack) is detected on the first answer, and whole packs are fetched from then on. Each
+// fragment is gzipped by `cairn index` and undone here with DecompressionStream; fetched ones
+// are kept in memory (in the index) and in the Cache API under the index's content hash, so a
+// new build invalidates them and a second visit costs nothing.
+
+const CACHE_PREFIX = "cairn-fragments-";
+/** Rounds one search may take before it is an error (it needs three). */
+const MAX_ROUNDS = 6;
+
+/** `bytes` with gzip undone. */
+export async function gunzip(bytes, what) {
+  try {
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  } catch (e) {
+    throw new Error(`${what} is damaged (not valid gzip: ${e?.message ?? e}); build the index again and upload all of it`);
+  }
+}
+
+/** Whether `bytes` start as a gzip stream does: a fragmented index's meta file. */
+export function isFragmentedMeta(bytes) {
+  return bytes.length > 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+}
+
+async function openCache(hash) {
+  try {
+    if (typeof caches === "undefined") return null;
+    // Fragments of other builds of this index are never read again.
+    for (const name of await caches.keys()) if (name.startsWith(CACHE_PREFIX) && name !== CACHE_PREFIX + hash) caches.delete(name).catch(() => {});
+    return await caches.open(CACHE_PREFIX + hash);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Opens the fragmented index whose meta file's bytes (as fetched) are `metaBytes`, at
+ * `metaUrl`, with the wasm class `FragmentedIndex`. Returns { index, search(query, options,
+ * vector), stats }: `search` fetches what the query needs and answers with SearchHit[];
+ * `stats` counts requests and bytes (as sent over the network, gzip).
+ */
+export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
+  const index = FragmentedIndex.fromMeta(await gunzip(metaBytes, "the meta file"));
+  const base = new URL("p/", metaUrl);
+  const cache = await openCache(index.hash);
+  const stats = { requests: 1, bytes: metaBytes.length, fromCache: 0 };
+  let ranges; // undefined until a pack answers; then whether the host honours Range
+  const packs = new Map(); // pack name → Promise<Uint8Array>, when the host sends whole packs
+  const inflight = new Map(); // fragment → Promise of its bytes, so parallel searches share one fetch
+
+  const cacheKey = (r) => new URL(`${r.pack}?fragment=${r.fragment}`, base).href;
+
+  async function wholePack(name) {
+    let pending = packs.get(name);
+    if (!pending) {
+      pending = fetch(new URL(name, base)).then(async (response) => {
+        if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        stats.requests += 1;
+        stats.bytes += bytes.length;
+        return bytes;
+      });
+      packs.set(name, pending);
+      pending.catch(() => packs.delete(name));
+    }
+    return pending;
+  }
+
+  /** Fetches a run of adjacent fragments of one pack: a map fragment → its bytes (gzip). */
+  async function fetchRun(run) {
+    const start = run[0].offset;
+    const end = run[run.length - 1].offset + run[run.length - 1].length;
+    let bytes;
+    if (ranges !== false) {
+      const response = await fetch(new URL(run[0].pack, base), { headers: { Range: `bytes=${start}-${end - 1}` } });
+      if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
+      const body = new Uint8Array(await response.arrayBuffer());
+      stats.requests += 1;
+      stats.bytes += body.length;
+      if (response.status === 206) {
+        ranges = true;
+        bytes = body;
+      } else {
+        // The whole pack: this host does not serve ranges.
+        ranges = false;
+        packs.set(run[0].pack, Promise.resolve(body));
+        bytes = body.subarray(start, end);
+      }
+    } else {
+      bytes = (await wholePack(run[0].pack)).subarray(start, end);
+    }
+    if (bytes.length !== end - start) throw new Error(`the server sent ${bytes.length} bytes for a range of ${end - start}`);
+    return new Map(run.map((r) => [r.fragment, bytes.slice(r.offset - start, r.offset - start + r.length)]));
+  }
+
+  /** The gzipped bytes of every requested fragment: from the cache, else in joined runs. */
+  async function fetchAll(requests) {
+    const got = new Map();
+    const missing = [];
+    for (const r of requests) {
+      const hit = cache && (await cache.match(cacheKey(r)).catch(() => undefined));
+      if (hit) {
+        got.set(r.fragment, new Uint8Array(await hit.arrayBuffer()));
+        stats.fromCache += 1;
+      } else missing.push(r);
+    }
+    missing.sort((a, b) => (a.pack < b.pack ? -1 : a.pack > b.pack ? 1 : a.offset - b.offset));
+    const runs = [];
+    for (const r of missing) {
+      const last = runs.at(-1)?.at(-1);
+      if (last && last.pack === r.pack && last.offset + last.length === r.offset) runs.at(-1).push(r);
+      else runs.push([r]);
+    }
+    const fetched = await Promise.all(
+      runs.map((run) =>
+        fetchRun(run).catch((e) => {
+          const names = run.map((r) => r.fragment).join(", ");
+          throw new Error(`cannot fetch fragment${run.length > 1 ? "s" : ""} ${names} of ${new URL(run[0].pack, base)}: ${e?.message ?? e}; the index answers other queries, and this one once the file is there`);
+        }),
+      ),
+    );
+    for (const map of fetched)
+      for (const [fragment, bytes] of map) {
+        got.set(fragment, bytes);
+        const r = missing.find((m) => m.fragment === fragment);
+        cache?.put(cacheKey(r), new Response(bytes)).catch(() => {});
+      }
+    return got;
+  }
+
+  /** Fetches and adds the fragments a search step named (each once, however many ask). */
+  async function load(requests) {
+    const mine = requests.filter((r) => !inflight.has(r.fragment));
+    if (mine.length) {
+      const all = fetchAll(mine);
+      for (const r of mine) {
+        const one = all.then(async (got) => {
+          const plain = await gunzip(got.get(r.fragment), `fragment ${r.fragment} of ${new URL(r.pack, base)}`);
+          index.addFragment(r.fragment, plain);
+        });
+        inflight.set(r.fragment, one);
+        // A failed fragment is forgotten, so the next search that needs it tries again.
+        one.catch(() => inflight.delete(r.fragment));
+      }
+    }
+    await Promise.all(requests.map((r) => inflight.get(r.fragment)));
+  }
+
+  async function search(query, options, vector) {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const step = vector ? index.searchWithVector(query, vector, options) : index.search(query, options);
+      if (step.hits) return step.hits;
+      await load(step.need);
+    }
+    throw new Error(`the search did not settle after ${MAX_ROUNDS} rounds of fragments; the index is inconsistent, build it again`);
+  }
+
+  return { index, search, stats };
+}

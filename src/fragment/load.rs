@@ -1,0 +1,646 @@
+//! Searching a fragmented index with the fragments loaded so far. A search either answers or
+//! names the fragments it still needs; the shell fetches those (in parallel), adds them and asks
+//! again. So a query costs a round for its term shards (and the centroids), one for its vector
+//! partitions and one for its hits' text, and a fragment already loaded costs nothing.
+//!
+//! Ranking is the single file's to the bit: term shards carry each posting's chunk length and
+//! the meta the document table, so `LexicalIndex::search_words` runs on the same numbers; vector
+//! partitions hold the same int8 vectors, scanned the same way, over the `probes` partitions
+//! whose centroids are nearest the query. The hits are then dressed by the single file's own
+//! code, on a small `Index` of just the loaded chunks and documents they need.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::{
+    Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermShard, TextFragment,
+    FRAGMENT_MAGIC, META_MAGIC,
+};
+use crate::analyze::Analyzer;
+use crate::error::{Error, Result};
+use crate::hit::{SearchHit, SearchMode, SearchOptions};
+use crate::index::format::open;
+use crate::index::lexical::{Documents, LexicalIndex, Postings};
+use crate::index::vector::{dot_i8, ScoredChunk};
+use crate::index::{Chunk, DocLink, Document, Index};
+use crate::search::{self, expand, Candidate, QueryContext, Retrieved};
+
+/// A fragmented index: its meta, and the fragments added so far.
+pub struct Fragmented {
+    meta: Meta,
+    /// The document of every chunk, and each document's first chunk (from the meta).
+    of_chunk: Vec<u32>,
+    first_chunk: Vec<u32>,
+    terms: HashMap<u32, TermShard>,
+    text: HashMap<u32, TextFragment>,
+    centroids: Option<Centroids>,
+    partitions: HashMap<u32, Partition>,
+}
+
+/// What a search gives: its hits, or the fragments it needs first.
+#[derive(Debug)]
+pub enum Step {
+    Hits(Vec<SearchHit>),
+    Need(Vec<u32>),
+}
+
+fn damaged(what: String) -> Error {
+    Error::InvalidIndex(format!(
+        "{what}; the fragmented index is damaged or was only partly uploaded: build it again with `cairn index --layout fragments` and upload all of it"
+    ))
+}
+
+impl Fragmented {
+    /// Opens a fragmented index from its meta file (as stored, before gzip, or after).
+    pub fn open(bytes: &[u8]) -> Result<Self> {
+        let payload = open(META_MAGIC, bytes, "fragmented index meta")?;
+        let meta: Meta = postcard::from_bytes(payload).map_err(|e| {
+            Error::InvalidIndex(format!(
+                "the meta file cannot be decoded ({e}); build the index again with this version of cairn"
+            ))
+        })?;
+        let chunks = meta.chunk_count();
+        let fragments = meta.fragments.len() as u64;
+        let expected = meta.terms.len() as u64
+            + meta.text.len() as u64
+            + meta.vectors.as_ref().map_or(0, |v| 1 + v.partitions as u64);
+        if meta.document_lengths.len() != meta.document_chunks.len()
+            || fragments != expected
+            || meta.fragments.iter().any(|a| a.pack as usize >= meta.packs.len())
+            || meta.terms.windows(2).any(|w| w[0] >= w[1])
+            || meta.text.windows(2).any(|w| w[0] >= w[1])
+            || meta.text.first().is_some_and(|&c| c != 0)
+            || meta.text.last().is_some_and(|&c| c as usize >= chunks)
+            || (chunks > 0 && meta.text.is_empty())
+            || meta.packs.iter().any(|p| !is_pack_name(p))
+            || meta
+                .vectors
+                .as_ref()
+                .is_some_and(|v| v.model.dimension == 0 || v.model.dimension > 1 << 16)
+        {
+            return Err(damaged("the meta file's tables do not agree".into()));
+        }
+        let mut of_chunk = Vec::with_capacity(chunks);
+        let mut first_chunk = Vec::with_capacity(meta.document_chunks.len());
+        for (d, &n) in meta.document_chunks.iter().enumerate() {
+            first_chunk.push(of_chunk.len() as u32);
+            of_chunk.extend(std::iter::repeat_n(d as u32, n as usize));
+        }
+        Ok(Fragmented {
+            meta,
+            of_chunk,
+            first_chunk,
+            terms: HashMap::new(),
+            text: HashMap::new(),
+            centroids: None,
+            partitions: HashMap::new(),
+        })
+    }
+
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    pub fn document_count(&self) -> usize {
+        self.meta.document_chunks.len()
+    }
+
+    pub fn chunk_count(&self) -> usize {
+        self.of_chunk.len()
+    }
+
+    /// A search's step as the shells hand it on: the hits, or where each fragment needed is.
+    pub fn step(&self, step: Step) -> super::FragmentStep {
+        match step {
+            Step::Hits(hits) => super::FragmentStep {
+                hits: Some(hits),
+                need: None,
+            },
+            Step::Need(fragments) => super::FragmentStep {
+                hits: None,
+                need: Some(
+                    fragments
+                        .into_iter()
+                        .filter_map(|f| {
+                            let (pack, offset, length) = self.address(f)?;
+                            Some(super::FragmentRequest {
+                                fragment: f,
+                                pack: pack.to_string(),
+                                offset,
+                                length,
+                            })
+                        })
+                        .collect(),
+                ),
+            },
+        }
+    }
+
+    /// Where fragment `number` is: (pack file name, offset, length).
+    pub fn address(&self, number: u32) -> Option<(&str, u64, u32)> {
+        let a = self.meta.fragments.get(number as usize)?;
+        Some((&self.meta.packs[a.pack as usize], a.offset, a.length))
+    }
+
+    /// How many fragments are loaded.
+    pub fn loaded(&self) -> usize {
+        self.terms.len()
+            + self.text.len()
+            + self.partitions.len()
+            + self.centroids.is_some() as usize
+    }
+
+    /// Adds fragment `number` from its bytes (after gzip), checking that it is that fragment
+    /// and agrees with the meta. A fragment that fails is not added, and nothing else changes.
+    pub fn add(&mut self, number: u32, bytes: &[u8]) -> Result<()> {
+        let name = format!("fragment {number}");
+        let payload = open(FRAGMENT_MAGIC, bytes, &name)?;
+        let fragment: Fragment = postcard::from_bytes(payload)
+            .map_err(|e| damaged(format!("{name} cannot be decoded ({e})")))?;
+        if fragment.number != number {
+            return Err(damaged(format!(
+                "{name} holds fragment {} instead",
+                fragment.number
+            )));
+        }
+        let meta = &self.meta;
+        let chunks = self.of_chunk.len() as u64;
+        let bad = |what: &str| Err(damaged(format!("{name} does not agree with the meta: {what}")));
+        let text_start = meta.text_start();
+        let centroids = meta.centroids_fragment();
+        match fragment.payload {
+            Payload::Terms(shard) if number < text_start => {
+                let n = shard.terms.len();
+                let next = meta.terms.get(number as usize + 1);
+                if shard.terms.first() != Some(&meta.terms[number as usize])
+                    || shard.terms.windows(2).any(|w| w[0] >= w[1])
+                    || next.is_some_and(|next| shard.terms.last().is_some_and(|l| l >= next))
+                    || shard.idf.len() != n
+                    || shard.document_idf.len() != n
+                    || shard.postings.len() != n
+                    || shard.postings.iter().any(|p| {
+                        p.freqs.len() != p.chunk_gaps.len()
+                            || p.lengths.len() != p.chunk_gaps.len()
+                            || (!p.chunk_gaps.is_empty()
+                                && p.chunk_gaps.iter().map(|&g| g as u64).sum::<u64>() >= chunks)
+                    })
+                {
+                    return bad("its terms or postings");
+                }
+                self.terms.insert(number, shard);
+            }
+            Payload::Text(text) if (text_start..centroids).contains(&number) => {
+                let i = (number - text_start) as usize;
+                let end = meta.text.get(i + 1).map_or(chunks, |&c| c as u64);
+                let docs: BTreeSet<u32> = text.documents.iter().map(|(d, _)| *d).collect();
+                let known = |d: u32| {
+                    docs.contains(&d) || text.linked.iter().any(|(l, _)| *l == d)
+                };
+                if text.first_chunk != meta.text[i]
+                    || text.first_chunk as u64 + text.chunks.len() as u64 != end
+                    || text.chunks.iter().enumerate().any(|(k, c)| {
+                        self.of_chunk[text.first_chunk as usize + k] != c.doc
+                            || !docs.contains(&c.doc)
+                    })
+                    || text
+                        .links
+                        .iter()
+                        .any(|l| !known(l.from) || !known(l.to))
+                {
+                    return bad("its chunks, documents or links");
+                }
+                self.text.insert(number, text);
+            }
+            Payload::Centroids(c) if number == centroids => {
+                let (k, dim) = self.vector_shape();
+                if c.scales.len() != k || c.values.len() != k * dim {
+                    return bad("its centroids");
+                }
+                self.centroids = Some(c);
+            }
+            Payload::Partition(p) if number > centroids => {
+                let (k, dim) = self.vector_shape();
+                if number - centroids - 1 >= k as u32
+                    || p.scales.len() != p.chunk_gaps.len()
+                    || p.values.len() != p.scales.len() * dim
+                    || (!p.chunk_gaps.is_empty()
+                        && p.chunk_gaps.iter().map(|&g| g as u64).sum::<u64>() >= chunks)
+                {
+                    return bad("its vectors");
+                }
+                self.partitions.insert(number, p);
+            }
+            _ => return bad("it is another kind of fragment"),
+        }
+        Ok(())
+    }
+
+    fn vector_shape(&self) -> (usize, usize) {
+        self.meta.vectors.as_ref().map_or((0, 0), |v| {
+            (v.partitions as usize, v.model.dimension as usize)
+        })
+    }
+
+    pub fn has_vectors(&self) -> bool {
+        self.meta.vectors.is_some()
+    }
+
+    /// Runs one search with what is loaded: its hits, or the fragments it needs first.
+    pub fn search(
+        &self,
+        query: &str,
+        context: QueryContext<'_>,
+        options: &SearchOptions,
+    ) -> Result<Step> {
+        search::validate(options)?;
+        self.supports(options)?;
+        let analyzer = Analyzer::new(self.meta.settings.analyzer.clone());
+        let mut query_terms = search::analyze_query(&analyzer, query)?;
+        let nothing = query_terms.is_empty() && !context.vector_from_caller;
+        let vector = search::semantic_vector(self.has_vectors(), context, options, nothing)?;
+        if nothing {
+            return Ok(Step::Hits(Vec::new()));
+        }
+        let lexical_ran = options.mode != SearchMode::Semantic;
+
+        // Round 1: the query's term shards, and the centroids.
+        let mut need = BTreeSet::new();
+        if lexical_ran || options.highlight {
+            need.extend(
+                query_terms
+                    .iter()
+                    .filter_map(|t| self.meta.term_shard(t))
+                    .filter(|s| !self.terms.contains_key(s)),
+            );
+        }
+        if vector.is_some() && self.centroids.is_none() {
+            need.insert(self.meta.centroids_fragment());
+        }
+        if !need.is_empty() {
+            return Ok(Step::Need(need.into_iter().collect()));
+        }
+        // Round 2: the partitions nearest the query.
+        let semantic_partitions = match vector {
+            Some(v) => {
+                let probes = self.probes(v, options)?;
+                let missing: Vec<u32> = probes
+                    .iter()
+                    .copied()
+                    .filter(|p| !self.partitions.contains_key(p))
+                    .collect();
+                if !missing.is_empty() {
+                    return Ok(Step::Need(missing));
+                }
+                Some(probes)
+            }
+            None => None,
+        };
+
+        let lexical = self.lexical(&query_terms);
+        let expanded = expand::expand(&lexical, &analyzer, query, options);
+        let pool = search::pool(options);
+        let lexical_hits = if lexical_ran {
+            lexical.search_words(&expanded.words, pool, None)
+        } else {
+            Vec::new()
+        };
+        let semantic_hits = match (vector, &semantic_partitions) {
+            (Some(v), Some(probes)) => self.scan(v, probes, pool),
+            _ => Vec::new(),
+        };
+        let (candidates, score_kind) = search::fuse_signals(
+            &lexical_hits,
+            &semantic_hits,
+            lexical_ran,
+            vector.is_some(),
+            options,
+        );
+        for e in &expanded.expansions {
+            if !query_terms.contains(&e.term) {
+                query_terms.push(e.term.clone());
+            }
+        }
+        let chosen: Vec<Candidate> = candidates
+            .into_iter()
+            .take(options.limit as usize)
+            .collect();
+
+        // Round 3: the text of the hits shown, and of their neighbors.
+        let mut wanted = BTreeSet::new();
+        for c in &chosen {
+            let doc = self.of_chunk[c.chunk as usize];
+            let start = self.first_chunk[doc as usize];
+            let end = start + self.meta.document_chunks[doc as usize];
+            let from = c.chunk.saturating_sub(options.expand).max(start);
+            let to = c.chunk.saturating_add(options.expand).min(end - 1);
+            wanted.extend(from..=to);
+        }
+        let need: BTreeSet<u32> = wanted
+            .iter()
+            .map(|&c| self.meta.text_fragment(c))
+            .filter(|f| !self.text.contains_key(f))
+            .collect();
+        if !need.is_empty() {
+            return Ok(Step::Need(need.into_iter().collect()));
+        }
+
+        let (view, chunk_in_view) = self.view(&wanted, lexical);
+        let chosen: Vec<Candidate> = chosen
+            .into_iter()
+            .map(|mut c| {
+                c.chunk = chunk_in_view[&c.chunk];
+                c
+            })
+            .collect();
+        let retrieved = Retrieved {
+            candidates: chosen,
+            score_kind,
+            query_terms,
+            expansions: expanded.expansions,
+            documents: None,
+        };
+        let refs: Vec<&Candidate> = retrieved.candidates.iter().collect();
+        Ok(Step::Hits(search::build_hits(
+            &view, &retrieved, &refs, context, options,
+        )?))
+    }
+
+    /// What a fragmented index cannot do yet, as errors that say what to do instead.
+    fn supports(&self, options: &SearchOptions) -> Result<()> {
+        let unsupported = [
+            (options.filter.is_some(), "filter"),
+            (options.related, "related"),
+            (options.recency_weight > 0.0, "recencyWeight"),
+            (options.rerank.is_some(), "rerank"),
+            (options.prefix, "prefix"),
+            (options.fuzzy.distance(8) > 0, "fuzzy"),
+        ];
+        if let Some((_, name)) = unsupported.iter().find(|(on, _)| *on) {
+            return Err(Error::InvalidInput(format!(
+                "a fragmented index does not support {name} yet; build a single-file index (`cairn index --layout single`) to use it"
+            )));
+        }
+        if options.include_summary && !self.meta.settings.summaries {
+            return Err(Error::InvalidInput(
+                "this index has no summaries; rebuild it with `cairn index --summaries` to use includeSummary".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The lexical index of the query's terms, from their loaded shards.
+    fn lexical(&self, query_terms: &[String]) -> LexicalIndex {
+        let mut chunk_lengths = vec![0u32; self.of_chunk.len()];
+        let mut terms: BTreeMap<&str, (f32, f32, Postings)> = BTreeMap::new();
+        for term in query_terms {
+            let Some(shard) = self
+                .meta
+                .term_shard(term)
+                .and_then(|s| self.terms.get(&s))
+            else {
+                continue;
+            };
+            let Ok(i) = shard.terms.binary_search(term) else {
+                continue;
+            };
+            let p = &shard.postings[i];
+            let postings = Postings {
+                chunk_gaps: p.chunk_gaps.clone(),
+                freqs: p.freqs.clone(),
+            };
+            for (chunk, &length) in postings.chunks().zip(&p.lengths) {
+                chunk_lengths[chunk as usize] = length;
+            }
+            terms.insert(term, (shard.idf[i], shard.document_idf[i], postings));
+        }
+        LexicalIndex::partial(
+            self.meta.settings.bm25,
+            terms
+                .into_iter()
+                .map(|(t, (i, d, p))| (t.to_string(), i, d, p))
+                .collect(),
+            chunk_lengths,
+            self.meta.average_chunk_length,
+            Documents {
+                of_chunk: self.of_chunk.clone(),
+                lengths: self.meta.document_lengths.clone(),
+                average_length: self.meta.average_document_length,
+            },
+        )
+    }
+
+    /// The fragments of the partitions whose centroids are nearest `query`.
+    fn probes(&self, query: &[f32], options: &SearchOptions) -> Result<Vec<u32>> {
+        let (k, dim) = self.vector_shape();
+        if query.len() != dim {
+            return Err(Error::Model(format!(
+                "the query embedding has {} dimensions, the index's model has {dim}",
+                query.len()
+            )));
+        }
+        let centroids = self.centroids.as_ref().expect("loaded in round 1");
+        let default = self.meta.vectors.as_ref().map_or(1, |v| v.default_probes);
+        let probes = options.probes.unwrap_or(default).clamp(1, k as u32) as usize;
+        let mut scored: Vec<ScoredChunk> = centroids
+            .values
+            .chunks_exact(dim)
+            .zip(&centroids.scales)
+            .enumerate()
+            .map(|(j, (c, s))| ScoredChunk {
+                chunk: j as u32,
+                score: s * dot_i8(query, c),
+            })
+            .collect();
+        search::top_k(&mut scored, probes, |s| s.score, |s| s.chunk);
+        Ok(scored
+            .into_iter()
+            .map(|s| self.meta.partition_fragment(s.chunk))
+            .collect())
+    }
+
+    /// The `limit` chunks of the probed partitions most similar to `query`.
+    fn scan(&self, query: &[f32], probes: &[u32], limit: usize) -> Vec<ScoredChunk> {
+        let dim = query.len();
+        let mut hits = Vec::new();
+        for p in probes.iter().map(|f| &self.partitions[f]) {
+            let mut chunk = 0u32;
+            for ((gap, v), scale) in p.chunk_gaps.iter().zip(p.values.chunks_exact(dim)).zip(&p.scales) {
+                chunk += gap;
+                hits.push(ScoredChunk {
+                    chunk,
+                    score: scale * dot_i8(query, v),
+                });
+            }
+        }
+        search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
+        hits
+    }
+
+    /// An index of the `chunks` (loaded) and their documents, with those documents' links and
+    /// the documents at the links' other ends; and where each chunk is in it.
+    fn view(&self, chunks: &BTreeSet<u32>, lexical: LexicalIndex) -> (Index, HashMap<u32, u32>) {
+        // Every document the fragments read here describe, in full or as a link's other end.
+        let mut known: BTreeMap<u32, Document> = BTreeMap::new();
+        let mut links: Vec<DocLink> = Vec::new();
+        let mut hit_docs = BTreeSet::new();
+        let mut found: Vec<&Chunk> = Vec::with_capacity(chunks.len());
+        for &c in chunks {
+            let text = &self.text[&self.meta.text_fragment(c)];
+            let chunk = &text.chunks[(c - text.first_chunk) as usize];
+            found.push(chunk);
+            if hit_docs.insert(chunk.doc) {
+                links.extend(
+                    text.links
+                        .iter()
+                        .filter(|l| l.from == chunk.doc || l.to == chunk.doc)
+                        .cloned(),
+                );
+            }
+            for (d, document) in &text.documents {
+                known.insert(*d, document.clone());
+            }
+            for (d, l) in &text.linked {
+                known.entry(*d).or_insert_with(|| stub(l));
+            }
+        }
+        links.sort_by_key(|l| (l.from, l.to));
+        links.dedup();
+        let mut wanted: BTreeSet<u32> = hit_docs;
+        wanted.extend(links.iter().flat_map(|l| [l.from, l.to]));
+        let position: HashMap<u32, u32> = wanted
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| (d, i as u32))
+            .collect();
+        let documents = wanted
+            .iter()
+            .map(|d| {
+                known.remove(d).unwrap_or_else(|| {
+                    stub(&LinkedDocument {
+                        id: String::new(),
+                        doc_type: crate::hit::DocType::Text,
+                        title: String::new(),
+                    })
+                })
+            })
+            .collect();
+        let mut view_chunks = Vec::with_capacity(found.len());
+        let mut chunk_in_view = HashMap::with_capacity(found.len());
+        for (&c, chunk) in chunks.iter().zip(found) {
+            chunk_in_view.insert(c, view_chunks.len() as u32);
+            let mut chunk = chunk.clone();
+            chunk.doc = position[&chunk.doc];
+            view_chunks.push(chunk);
+        }
+        for l in &mut links {
+            l.from = position[&l.from];
+            l.to = position[&l.to];
+        }
+        links.sort_by_key(|l| (l.from, l.to));
+        let index = Index::new(
+            self.meta.settings.clone(),
+            documents,
+            view_chunks,
+            links,
+            lexical,
+            None,
+        );
+        (index, chunk_in_view)
+    }
+}
+
+/// A document known only as a link's other end.
+fn stub(l: &LinkedDocument) -> Document {
+    Document {
+        id: l.id.clone(),
+        doc_type: l.doc_type,
+        title: l.title.clone(),
+        url: None,
+        metadata: None,
+        created: None,
+        updated: None,
+        author: None,
+        summary: None,
+    }
+}
+
+fn is_pack_name(name: &str) -> bool {
+    name.strip_suffix(".cairnpack")
+        .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Native: searching a fragmented index in a folder, fetching fragments from its packs.
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native {
+    use std::path::{Path, PathBuf};
+
+    use super::{Fragmented, Step};
+    use crate::error::{Error, Result};
+    use crate::fragment::{META_FILE, PACK_DIR};
+    use crate::hit::{SearchHit, SearchOptions};
+    use crate::search::QueryContext;
+
+    pub fn gunzip(bytes: &[u8], what: &str) -> Result<Vec<u8>> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .map_err(|e| Error::InvalidIndex(format!("{what} is not valid gzip ({e}); it is damaged, build the index again")))?;
+        Ok(out)
+    }
+
+    /// A fragmented index read from a folder, and the bytes and fetch rounds it has read.
+    pub struct Folder {
+        pub dir: PathBuf,
+        pub index: Fragmented,
+        pub bytes: u64,
+        pub rounds: u32,
+    }
+
+    impl Folder {
+        pub fn open(dir: &Path) -> Result<Self> {
+            let bytes = std::fs::read(dir.join(META_FILE))?;
+            let index = Fragmented::open(&gunzip(&bytes, "the meta file")?)?;
+            Ok(Folder {
+                dir: dir.to_path_buf(),
+                index,
+                bytes: bytes.len() as u64,
+                rounds: 0,
+            })
+        }
+
+        /// Searches, fetching each round's fragments from the packs until it answers.
+        pub fn search(
+            &mut self,
+            query: &str,
+            context: QueryContext<'_>,
+            options: &SearchOptions,
+        ) -> Result<Vec<SearchHit>> {
+            loop {
+                match self.index.search(query, context, options)? {
+                    Step::Hits(hits) => return Ok(hits),
+                    Step::Need(fragments) => {
+                        self.rounds += 1;
+                        for f in fragments {
+                            let bytes = self.read(f)?;
+                            self.bytes += bytes.len() as u64;
+                            let plain = gunzip(&bytes, &format!("fragment {f}"))?;
+                            self.index.add(f, &plain)?;
+                        }
+                    }
+                }
+            }
+        }
+
+        fn read(&self, fragment: u32) -> Result<Vec<u8>> {
+            use std::io::{Read, Seek, SeekFrom};
+            let (pack, offset, length) = self.index.address(fragment).ok_or_else(|| {
+                Error::InvalidIndex(format!("fragment {fragment} is not in the meta file"))
+            })?;
+            let mut file = std::fs::File::open(self.dir.join(PACK_DIR).join(pack))?;
+            file.seek(SeekFrom::Start(offset))?;
+            let mut bytes = vec![0u8; length as usize];
+            file.read_exact(&mut bytes)?;
+            Ok(bytes)
+        }
+    }
+}

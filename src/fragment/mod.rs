@@ -1,0 +1,193 @@
+//! The fragmented index: the same index cut into fragments that a browser fetches only as a
+//! query needs them, so a large site costs a search its terms, its hits' text and a few vector
+//! partitions rather than the whole index. `write` (native) cuts an `Index` into a meta file and
+//! packs of fragments; `load` answers searches from the fragments fetched so far and says which
+//! it still needs. `docs/index-format.md` describes the layout.
+//!
+//! Every fragment is the index file's envelope (`index::format`: magic, version, length, postcard
+//! payload, CRC-32) compressed with gzip, and names its own number, so a damaged, missing or
+//! misplaced fragment is an error for the query that needed it and nothing else.
+
+pub mod load;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod write;
+
+use serde::{Deserialize, Serialize};
+use tsify::Tsify;
+
+use crate::hit::{DocType, SearchHit};
+use crate::index::vector::ModelIdentity;
+use crate::index::{Chunk, DocLink, Document, IndexSettings};
+
+pub const META_MAGIC: &[u8; 8] = b"CAIRNMTA";
+pub const FRAGMENT_MAGIC: &[u8; 8] = b"CAIRNFRG";
+/// The meta file's name, beside the `p/` folder of packs.
+pub const META_FILE: &str = "meta.cairn";
+pub const PACK_DIR: &str = "p";
+
+/// The file a loader reads first: settings, the tables every query needs, and a directory
+/// that finds any fragment without another request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Meta {
+    pub settings: IndexSettings,
+    /// SHA-256 (hex) over every fragment: what caches are keyed by.
+    pub hash: String,
+    /// How many chunks each document has (a document's chunks are numbered together).
+    pub document_chunks: Vec<u32>,
+    /// Each document's length in terms, and the averages BM25 normalizes by (as the single
+    /// file computes them, so scores are the same bits).
+    pub document_lengths: Vec<u32>,
+    pub average_chunk_length: f32,
+    pub average_document_length: f32,
+    /// The first term of each term shard, ascending (fragments `0..terms.len()`).
+    pub terms: Vec<String>,
+    /// The first chunk of each text fragment, ascending (the fragments after the term shards).
+    pub text: Vec<u32>,
+    pub vectors: Option<VectorMeta>,
+    /// Pack file names under `p/` (content hashes).
+    pub packs: Vec<String>,
+    /// Where each fragment is, by number.
+    pub fragments: Vec<Address>,
+}
+
+/// The vector side: IVF centroids in one fragment, then a partition per centroid.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VectorMeta {
+    pub model: ModelIdentity,
+    pub partitions: u32,
+    /// How many partitions a query scans when it does not say (`nprobe`).
+    pub default_probes: u32,
+}
+
+/// A fragment's bytes: `length` bytes of pack `pack` from `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Address {
+    pub pack: u32,
+    pub offset: u64,
+    pub length: u32,
+}
+
+/// What a fragment holds.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Payload {
+    Terms(TermShard),
+    Text(TextFragment),
+    Centroids(Centroids),
+    Partition(Partition),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Fragment {
+    /// Its own number, checked against the one asked for.
+    pub number: u32,
+    pub payload: Payload,
+}
+
+/// A range of terms with everything BM25 needs to score them exactly: each posting carries its
+/// chunk's length, so no per-chunk table is downloaded.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct TermShard {
+    pub terms: Vec<String>,
+    pub idf: Vec<f32>,
+    pub document_idf: Vec<f32>,
+    pub postings: Vec<TermPostings>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct TermPostings {
+    /// Chunk ids as gaps from the previous one (the first from 0).
+    pub chunk_gaps: Vec<u32>,
+    pub freqs: Vec<u32>,
+    /// The length in terms of each posting's chunk.
+    pub lengths: Vec<u32>,
+}
+
+/// The chunks `first_chunk..first_chunk + chunks.len()`, their documents, and those documents'
+/// links with the other end's name.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TextFragment {
+    pub first_chunk: u32,
+    pub chunks: Vec<Chunk>,
+    /// (document id, document), the summary already resolved (`Index::summary`).
+    pub documents: Vec<(u32, Document)>,
+    /// Every link out of and into those documents.
+    pub links: Vec<DocLink>,
+    /// The documents at the other end of those links that are not in `documents`.
+    pub linked: Vec<(u32, LinkedDocument)>,
+}
+
+/// What a link shows of the document at its other end.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LinkedDocument {
+    pub id: String,
+    pub doc_type: DocType,
+    pub title: String,
+}
+
+/// The IVF coarse centroids, int8 with a scale each.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Centroids {
+    pub values: Vec<i8>,
+    pub scales: Vec<f32>,
+}
+
+/// The chunks nearest one centroid and their int8 vectors (the single file's own bytes).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Partition {
+    pub chunk_gaps: Vec<u32>,
+    pub values: Vec<i8>,
+    pub scales: Vec<f32>,
+}
+
+impl Meta {
+    pub fn text_start(&self) -> u32 {
+        self.terms.len() as u32
+    }
+
+    /// The centroids' fragment number (then the partitions').
+    pub fn centroids_fragment(&self) -> u32 {
+        self.text_start() + self.text.len() as u32
+    }
+
+    pub fn partition_fragment(&self, partition: u32) -> u32 {
+        self.centroids_fragment() + 1 + partition
+    }
+
+    /// The term shard that holds `term`, if any could.
+    pub fn term_shard(&self, term: &str) -> Option<u32> {
+        let i = self.terms.partition_point(|t| t.as_str() <= term);
+        (i > 0).then(|| i as u32 - 1)
+    }
+
+    /// The text fragment that holds chunk `chunk`.
+    pub fn text_fragment(&self, chunk: u32) -> u32 {
+        self.text_start() + self.text.partition_point(|&c| c <= chunk).saturating_sub(1) as u32
+    }
+
+    pub fn chunk_count(&self) -> usize {
+        self.document_chunks.iter().map(|&n| n as usize).sum()
+    }
+}
+
+/// A fragment a search needs: `length` bytes of `p/<pack>` from `offset`, gzipped.
+#[derive(Debug, Clone, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct FragmentRequest {
+    pub fragment: u32,
+    pub pack: String,
+    pub offset: u64,
+    pub length: u32,
+}
+
+/// What a search of a fragmented index gives: its hits, or the fragments to fetch (and add with
+/// `addFragment`) before asking again.
+#[derive(Debug, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct FragmentStep {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub hits: Option<Vec<SearchHit>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub need: Option<Vec<FragmentRequest>>,
+}

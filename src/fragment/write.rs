@@ -1,0 +1,385 @@
+//! Cutting an index into fragments (native): term shards of about `shard_postings` postings,
+//! text fragments of about `text_bytes` of chunk text, and, with vectors, IVF centroids and one
+//! partition per centroid. Each fragment is gzipped; fragments are laid end to end in packs
+//! named by their content hash, and the meta file is written last, so a reader never sees a meta
+//! naming a pack that is not there, and a failed write leaves the previous layout answering.
+
+use std::io::Write;
+use std::path::Path;
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::{
+    Address, Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
+    TermShard, TextFragment, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
+};
+use crate::error::{Error, Result};
+use crate::index::format::seal;
+use crate::index::vector::{dot, quantize_into};
+use crate::index::Index;
+
+/// How to cut. The defaults follow Pagefind's chunk size for terms, a few hits' worth of text,
+/// and packs large enough that 100k pages stay far under a static host's file limit.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub shard_postings: usize,
+    pub text_bytes: usize,
+    pub pack_bytes: usize,
+    /// IVF partitions (default: about √chunks / 2).
+    pub partitions: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            shard_postings: 20_000,
+            text_bytes: 24 * 1024,
+            pack_bytes: 1 << 20,
+            partitions: None,
+        }
+    }
+}
+
+/// A layout in memory: the meta file's bytes and the packs (name, bytes).
+pub struct Layout {
+    pub meta: Vec<u8>,
+    pub packs: Vec<(String, Vec<u8>)>,
+    pub fragments: usize,
+}
+
+/// Cuts `index` into fragments.
+pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
+    let mut fragments: Vec<Payload> = Vec::new();
+    let (terms, shards) = term_shards(index, options.shard_postings.max(1));
+    fragments.extend(shards.into_iter().map(Payload::Terms));
+    let (text, texts) = text_fragments(index, options.text_bytes.max(1));
+    fragments.extend(texts.into_iter().map(Payload::Text));
+    let vectors = match &index.vectors {
+        Some(v) if !v.is_empty() => {
+            let k = options
+                .partitions
+                .unwrap_or_else(|| ((v.len() as f64).sqrt() / 2.0).round() as usize)
+                .clamp(1, v.len().min(65_536));
+            let (centroids, partitions) = ivf(&v.to_flat(), v.dimension(), k);
+            fragments.push(Payload::Centroids(centroids));
+            fragments.extend(partitions.into_iter().map(Payload::Partition));
+            Some(VectorMeta {
+                model: v.model.clone(),
+                partitions: k as u32,
+                default_probes: default_probes(k),
+            })
+        }
+        _ => None,
+    };
+
+    let encoded: Vec<Vec<u8>> = fragments
+        .into_par_iter()
+        .enumerate()
+        .map(|(number, payload)| {
+            encode(&Fragment {
+                number: number as u32,
+                payload,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let mut hash = Sha256::new();
+    let mut packs: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut current: Vec<u8> = Vec::new();
+    let mut addresses = Vec::with_capacity(encoded.len());
+    let close = |current: &mut Vec<u8>, packs: &mut Vec<(String, Vec<u8>)>| {
+        if !current.is_empty() {
+            let bytes = std::mem::take(current);
+            let name = format!("{}.cairnpack", &hex(&Sha256::digest(&bytes))[..20]);
+            packs.push((name, bytes));
+        }
+    };
+    for bytes in &encoded {
+        if !current.is_empty() && current.len() + bytes.len() > options.pack_bytes {
+            close(&mut current, &mut packs);
+        }
+        hash.update(bytes);
+        addresses.push(Address {
+            pack: packs.len() as u32,
+            offset: current.len() as u64,
+            length: bytes.len() as u32,
+        });
+        current.extend_from_slice(bytes);
+    }
+    close(&mut current, &mut packs);
+
+    let lexical = &index.lexical;
+    let meta = Meta {
+        settings: index.settings.clone(),
+        hash: hex(&hash.finalize()),
+        document_chunks: document_chunks(index),
+        document_lengths: lexical.documents.lengths.clone(),
+        average_chunk_length: lexical.average_length,
+        average_document_length: lexical.documents.average_length,
+        terms,
+        text,
+        vectors,
+        packs: packs.iter().map(|(n, _)| n.clone()).collect(),
+        fragments: addresses,
+    };
+    let payload = postcard::to_allocvec(&meta)
+        .map_err(|e| Error::InvalidIndex(format!("could not encode the meta file: {e}")))?;
+    Ok(Layout {
+        meta: gzip(&seal(META_MAGIC, &payload)),
+        packs,
+        fragments: encoded.len(),
+    })
+}
+
+/// Writes the layout's packs into `dir/p/` (those not there already: a pack's name is its
+/// content, so a live index's packs are never overwritten).
+pub fn save_packs(layout: &Layout, dir: &Path) -> Result<()> {
+    let packs = dir.join(PACK_DIR);
+    std::fs::create_dir_all(&packs)?;
+    for (name, bytes) in &layout.packs {
+        let path = packs.join(name);
+        if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(bytes.len() as u64) {
+            let staging = packs.join(format!(".{name}.partial"));
+            std::fs::write(&staging, bytes)?;
+            std::fs::rename(&staging, &path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the packs of `dir/p/` the layout does not name (after its meta file is in place).
+pub fn remove_stale(layout: &Layout, dir: &Path) -> Result<()> {
+    let keep: std::collections::HashSet<&str> =
+        layout.packs.iter().map(|(n, _)| n.as_str()).collect();
+    let Ok(entries) = std::fs::read_dir(dir.join(PACK_DIR)) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !keep.contains(name.to_string_lossy().as_ref()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(())
+}
+
+/// Removes a fragmented layout from `dir` (a single file has replaced it).
+pub fn remove(dir: &Path) -> Result<()> {
+    let _ = std::fs::remove_file(dir.join(META_FILE));
+    let _ = std::fs::remove_dir_all(dir.join(PACK_DIR));
+    Ok(())
+}
+
+fn encode(fragment: &Fragment) -> Result<Vec<u8>> {
+    let payload = postcard::to_allocvec(fragment)
+        .map_err(|e| Error::InvalidIndex(format!("could not encode a fragment: {e}")))?;
+    Ok(gzip(&seal(FRAGMENT_MAGIC, &payload)))
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(bytes).expect("writing to memory");
+    encoder.finish().expect("writing to memory")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn document_chunks(index: &Index) -> Vec<u32> {
+    let mut counts = vec![0u32; index.documents.len()];
+    for chunk in &index.chunks {
+        counts[chunk.doc as usize] += 1;
+    }
+    counts
+}
+
+/// Terms in order, cut after about `size` postings; each posting with its chunk's length.
+fn term_shards(index: &Index, size: usize) -> (Vec<String>, Vec<TermShard>) {
+    let lexical = &index.lexical;
+    let mut firsts = Vec::new();
+    let mut shards: Vec<TermShard> = Vec::new();
+    let mut postings_in_shard = 0;
+    for (t, term) in lexical.terms.iter().enumerate() {
+        if shards.is_empty() || postings_in_shard >= size {
+            firsts.push(term.clone());
+            shards.push(TermShard::default());
+            postings_in_shard = 0;
+        }
+        let shard = shards.last_mut().expect("pushed above");
+        let postings = &lexical.postings[t];
+        shard.terms.push(term.clone());
+        shard.idf.push(lexical.idf[t]);
+        shard.document_idf.push(lexical.document_idf[t]);
+        shard.postings.push(TermPostings {
+            chunk_gaps: postings.chunk_gaps.clone(),
+            freqs: postings.freqs.clone(),
+            lengths: postings
+                .chunks()
+                .map(|c| lexical.chunk_lengths[c as usize])
+                .collect(),
+        });
+        postings_in_shard += postings.freqs.len();
+    }
+    (firsts, shards)
+}
+
+/// Chunks in order, cut after about `size` bytes of text, with their documents and links.
+fn text_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<TextFragment>) {
+    let mut firsts = Vec::new();
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut bytes = 0;
+    for (c, chunk) in index.chunks.iter().enumerate() {
+        if ranges.is_empty() || bytes >= size {
+            firsts.push(c as u32);
+            ranges.push(c..c);
+            bytes = 0;
+        }
+        ranges.last_mut().expect("pushed above").end = c + 1;
+        bytes += chunk.text.len() + chunk.heading_path.iter().map(String::len).sum::<usize>();
+    }
+    let fragments = ranges
+        .into_iter()
+        .map(|range| {
+            let chunks = index.chunks[range.clone()].to_vec();
+            let mut docs: Vec<u32> = chunks.iter().map(|c| c.doc).collect();
+            docs.dedup();
+            let mut links = Vec::new();
+            for &d in &docs {
+                links.extend(index.links_from(d).iter().cloned());
+                links.extend(index.links_to(d).filter(|l| l.from != d).cloned());
+            }
+            links.sort_by_key(|l| (l.from, l.to));
+            links.dedup();
+            let mut linked: Vec<u32> = links
+                .iter()
+                .flat_map(|l| [l.from, l.to])
+                .filter(|d| docs.binary_search(d).is_err())
+                .collect();
+            linked.sort_unstable();
+            linked.dedup();
+            TextFragment {
+                first_chunk: range.start as u32,
+                chunks,
+                documents: docs
+                    .iter()
+                    .map(|&d| {
+                        let mut document = index.documents[d as usize].clone();
+                        document.summary = index.summary(d);
+                        (d, document)
+                    })
+                    .collect(),
+                links,
+                linked: linked
+                    .into_iter()
+                    .map(|d| {
+                        let doc = &index.documents[d as usize];
+                        (
+                            d,
+                            LinkedDocument {
+                                id: doc.id.clone(),
+                                doc_type: doc.doc_type,
+                                title: doc.title.clone(),
+                            },
+                        )
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    (firsts, fragments)
+}
+
+/// How many partitions a query scans by default: chosen by the recall measurement of
+/// `docs/benchmarks.md` (recall@10 ≥ 0.95 against the exact scan).
+fn default_probes(partitions: usize) -> u32 {
+    (partitions as u32 / 8).clamp(1, 24).min(partitions as u32)
+}
+
+/// Spherical k-means (seeded by evenly spaced vectors, so builds are reproducible), then each
+/// vector in its nearest centroid's partition, stored in int8 as the single file stores it.
+fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>) {
+    let n = vectors.len() / dim;
+    let row = |i: usize| &vectors[i * dim..(i + 1) * dim];
+    let mut centroids: Vec<f32> = (0..k).flat_map(|j| row(j * n / k).to_vec()).collect();
+    let nearest = |centroids: &[f32]| -> Vec<u32> {
+        (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let v = row(i);
+                let mut best = (f32::NEG_INFINITY, 0u32);
+                for (j, c) in centroids.chunks_exact(dim).enumerate() {
+                    let s = dot(v, c);
+                    if s > best.0 {
+                        best = (s, j as u32);
+                    }
+                }
+                best.1
+            })
+            .collect()
+    };
+    let mut assignment = nearest(&centroids);
+    for _ in 0..10 {
+        let mut sums = vec![0f64; k * dim];
+        let mut counts = vec![0usize; k];
+        for (i, &j) in assignment.iter().enumerate() {
+            counts[j as usize] += 1;
+            for (s, x) in sums[j as usize * dim..(j as usize + 1) * dim]
+                .iter_mut()
+                .zip(row(i))
+            {
+                *s += *x as f64;
+            }
+        }
+        for j in 0..k {
+            let sum = &sums[j * dim..(j + 1) * dim];
+            let norm = sum.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if counts[j] > 0 && norm > 0.0 {
+                for (c, s) in centroids[j * dim..(j + 1) * dim].iter_mut().zip(sum) {
+                    *c = (s / norm) as f32;
+                }
+            }
+        }
+        let next = nearest(&centroids);
+        if next == assignment {
+            break;
+        }
+        assignment = next;
+    }
+    let mut stored = Centroids {
+        values: Vec::with_capacity(k * dim),
+        scales: Vec::with_capacity(k),
+    };
+    for c in centroids.chunks_exact(dim) {
+        let scale = quantize_into(c, &mut stored.values);
+        stored.scales.push(scale);
+    }
+    let mut partitions: Vec<Partition> = (0..k)
+        .map(|_| Partition {
+            chunk_gaps: Vec::new(),
+            values: Vec::new(),
+            scales: Vec::new(),
+        })
+        .collect();
+    let mut last = vec![0u32; k];
+    for (i, &j) in assignment.iter().enumerate() {
+        let p = &mut partitions[j as usize];
+        p.chunk_gaps.push(i as u32 - last[j as usize]);
+        last[j as usize] = i as u32;
+        let scale = quantize_into(row(i), &mut p.values);
+        p.scales.push(scale);
+    }
+    (stored, partitions)
+}
+
+/// Writes `index` as a fragmented layout into `dir`: packs, then the meta file by rename, then
+/// the packs it no longer names are removed.
+pub fn write(index: &Index, dir: &Path, options: &Options) -> Result<Layout> {
+    let layout = layout(index, options)?;
+    save_packs(&layout, dir)?;
+    let staging = dir.join(format!(".{META_FILE}.partial"));
+    std::fs::write(&staging, &layout.meta)?;
+    std::fs::rename(&staging, dir.join(META_FILE))?;
+    remove_stale(&layout, dir)?;
+    Ok(layout)
+}

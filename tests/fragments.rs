@@ -1,0 +1,259 @@
+//! The fragmented index against the single file it was cut from: the same hits, to the bit,
+//! whatever the fragment sizes; a damaged or missing fragment is an error for the query that
+//! needs it while the index keeps answering others; and the CLI writes and reads either layout.
+
+mod common;
+
+use std::path::Path;
+
+use cairn::embed::{Embedder, ModelFiles};
+use cairn::fragment::load::native::Folder;
+use cairn::fragment::write::{self, Options};
+use cairn::hit::{SearchMode, SearchOptions};
+use cairn::index::format;
+use cairn::search::QueryContext;
+use cairn::Searcher;
+use common::ok;
+
+const QUERIES: &[&str] = &[
+    "install",
+    "how do I search the index",
+    "coffee in Paris",
+    "café",
+    "highlight offsets in the browser",
+    "records with metadata",
+    "東京",
+    "the",
+    "valley alpine archive",
+    "zzzz no such word",
+];
+
+/// 2026-01-01, for ages.
+const NOW: f64 = 1_767_225_600_000.0;
+
+/// Small fragments, so that one query reads several of each kind.
+fn small() -> Options {
+    Options {
+        shard_postings: 7,
+        text_bytes: 300,
+        pack_bytes: 2_000,
+        partitions: None,
+    }
+}
+
+fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
+    let base = SearchOptions {
+        mode,
+        probes,
+        now: Some(NOW),
+        ..SearchOptions::default()
+    };
+    vec![
+        base.clone(),
+        SearchOptions {
+            limit: 3,
+            highlight: true,
+            explain: true,
+            expand: 1,
+            prefix_headings: true,
+            ..base.clone()
+        },
+        SearchOptions {
+            limit: 50,
+            max_links: 2,
+            ..base
+        },
+    ]
+}
+
+/// Asserts that the fragments in `dir` answer every query as `single` does.
+fn same_answers(single: &Searcher, dir: &Path, embedder: Option<&Embedder>, modes: &[SearchMode]) {
+    let mut folder = Folder::open(dir).unwrap();
+    let partitions = folder.index.meta().vectors.as_ref().map(|v| v.partitions);
+    for &mode in modes {
+        // Every partition probed: the vector scan is then exact, as the single file's is.
+        for options in options(mode, partitions) {
+            for query in QUERIES {
+                let expected = single.search(query, &options).unwrap();
+                let vector = match embedder {
+                    Some(e) if mode != SearchMode::Lexical => Some(e.embed(query).unwrap()),
+                    _ => None,
+                };
+                let context = QueryContext {
+                    vector: vector.as_deref(),
+                    vector_from_caller: false,
+                    embedder,
+                    now_ms: NOW,
+                    reranker: None,
+                };
+                let got = folder.search(query, context, &options).unwrap();
+                assert_eq!(
+                    serde_json::to_value(&got).unwrap(),
+                    serde_json::to_value(&expected).unwrap(),
+                    "{query:?} with {options:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn fragments_answer_as_the_single_file_does_to_the_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    // Lexical, with links and summaries.
+    let linked = dir.path().join("linked");
+    ok(&[
+        "index",
+        "tests/fixtures/linked",
+        "tests/fixtures/docs",
+        "--no-embed",
+        "--summaries",
+        "--chunk-words",
+        "12",
+        "--layout",
+        "single",
+        "--out",
+        linked.to_str().unwrap(),
+    ]);
+    let bytes = std::fs::read(linked.join("index.cairn")).unwrap();
+    let single = Searcher::from_bytes(&bytes).unwrap();
+    let fragments = dir.path().join("linked-fragments");
+    let layout = write::write(&format::read(&bytes).unwrap(), &fragments, &small()).unwrap();
+    assert!(layout.fragments > 10 && layout.packs.len() > 2, "{} fragments", layout.fragments);
+    same_answers(&single, &fragments, None, &[SearchMode::Lexical]);
+    let summaries = SearchOptions {
+        include_summary: true,
+        now: Some(NOW),
+        ..SearchOptions::default()
+    };
+    let mut folder = Folder::open(&fragments).unwrap();
+    let hits = folder
+        .search(
+            "alpine",
+            QueryContext {
+                now_ms: NOW,
+                ..QueryContext::default()
+            },
+            &summaries,
+        )
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&hits).unwrap(),
+        serde_json::to_value(single.search("alpine", &summaries).unwrap()).unwrap()
+    );
+
+    // With vectors: hybrid and semantic too.
+    let embedded = dir.path().join("embedded");
+    ok(&[
+        "index",
+        "tests/fixtures/docs",
+        "--chunk-words",
+        "40",
+        "--layout",
+        "single",
+        "--out",
+        embedded.to_str().unwrap(),
+    ]);
+    let bytes = std::fs::read(embedded.join("index.cairn")).unwrap();
+    let files = || ModelFiles::read_dir(&embedded.join("model")).unwrap();
+    let mut single = Searcher::from_bytes(&bytes).unwrap();
+    single.load_model(files()).unwrap();
+    let embedder = Embedder::load(files()).unwrap();
+    let fragments = dir.path().join("embedded-fragments");
+    write::write(&format::read(&bytes).unwrap(), &fragments, &small()).unwrap();
+    same_answers(
+        &single,
+        &fragments,
+        Some(&embedder),
+        &[SearchMode::Lexical, SearchMode::Hybrid, SearchMode::Semantic],
+    );
+}
+
+#[test]
+fn a_damaged_or_missing_fragment_fails_its_query_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let single = dir.path().join("single");
+    ok(&[
+        "index",
+        "tests/fixtures/docs",
+        "--no-embed",
+        "--layout",
+        "single",
+        "--out",
+        single.to_str().unwrap(),
+    ]);
+    let index = format::read(&std::fs::read(single.join("index.cairn")).unwrap()).unwrap();
+    let fragments = dir.path().join("fragments");
+    let options = Options {
+        pack_bytes: 1,
+        ..small()
+    };
+    write::write(&index, &fragments, &options).unwrap();
+    let plain = SearchOptions::default();
+    let mut folder = Folder::open(&fragments).unwrap();
+    // The term shard of "coffee" is damaged, and the text of chunk 0 is missing.
+    let coffee = &index.analyzer().terms("coffee")[0];
+    let shard = folder.index.meta().term_shard(coffee).unwrap();
+    let (pack, offset, _) = folder.index.address(shard).unwrap();
+    let pack = fragments.join("p").join(pack);
+    let mut bytes = std::fs::read(&pack).unwrap();
+    bytes[offset as usize + 30] ^= 0xff;
+    std::fs::write(&pack, &bytes).unwrap();
+    let text = folder.index.meta().text_fragment(0);
+    let (pack, ..) = folder.index.address(text).unwrap();
+    std::fs::remove_file(fragments.join("p").join(pack)).unwrap();
+
+    let error = folder
+        .search("coffee", QueryContext::default(), &plain)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("damaged") && error.contains("build the index again"),
+        "{error}"
+    );
+    // Another query answers; the damaged one keeps failing, and so does a query whose hit's
+    // text is missing, each with an error.
+    assert!(!folder
+        .search("東京", QueryContext::default(), &plain)
+        .unwrap()
+        .is_empty());
+    assert!(folder
+        .search("coffee", QueryContext::default(), &plain)
+        .is_err());
+    let first = &index.chunks[0].text;
+    let word = first.split_whitespace().find(|w| w.len() > 4).unwrap();
+    assert!(folder
+        .search(word, QueryContext::default(), &SearchOptions { limit: 1000, ..plain.clone() })
+        .is_err());
+    assert!(!folder
+        .search("東京", QueryContext::default(), &plain)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn the_cli_writes_and_searches_either_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let build = |layout: &str| {
+        ok(&[
+            "index",
+            "tests/fixtures/docs",
+            "--no-embed",
+            "--layout",
+            layout,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let search = || ok(&["search", out.to_str().unwrap(), "coffee", "--json"]);
+    build("single");
+    let from_single = search();
+    build("fragments");
+    assert!(out.join("meta.cairn").is_file() && !out.join("index.cairn").exists());
+    assert_eq!(search(), from_single);
+    // Back to one file: the fragments go.
+    build("single");
+    assert!(!out.join("meta.cairn").exists() && !out.join("p").exists());
+    assert_eq!(search(), from_single);
+}
