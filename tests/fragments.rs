@@ -199,7 +199,7 @@ fn a_damaged_or_missing_fragment_fails_its_query_and_nothing_else() {
     let mut bytes = std::fs::read(&pack).unwrap();
     bytes[offset as usize + 30] ^= 0xff;
     std::fs::write(&pack, &bytes).unwrap();
-    let text = folder.index.meta().text_fragment(0);
+    let text = folder.index.text_fragment(0);
     let (pack, ..) = folder.index.address(text).unwrap();
     std::fs::remove_file(fragments.join("p").join(pack)).unwrap();
 

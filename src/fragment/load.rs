@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{
-    Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermShard, TextFragment,
+    Address, Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermShard, TextFragment,
     FRAGMENT_MAGIC, META_MAGIC,
 };
 use crate::analyze::Analyzer;
@@ -27,6 +27,9 @@ use crate::search::{self, expand, Candidate, QueryContext, Retrieved};
 /// A fragmented index: its meta, and the fragments added so far.
 pub struct Fragmented {
     meta: Meta,
+    /// Each text fragment's first chunk, and where each fragment is (from the meta).
+    text_starts: Vec<u32>,
+    addresses: Vec<Address>,
     /// The document of every chunk, and each document's first chunk (from the meta).
     of_chunk: Vec<u32>,
     first_chunk: Vec<u32>,
@@ -58,19 +61,18 @@ impl Fragmented {
                 "the meta file cannot be decoded ({e}); build the index again with this version of cairn"
             ))
         })?;
-        let chunks = meta.chunk_count();
-        let fragments = meta.fragments.len() as u64;
+        let chunks = meta.chunk_count() as u64;
+        let fragments = meta.fragment_lengths.len() as u64;
         let expected = meta.terms.len() as u64
-            + meta.text.len() as u64
+            + meta.text_chunks.len() as u64
             + meta.vectors.as_ref().map_or(0, |v| 1 + v.partitions as u64);
         if meta.document_lengths.len() != meta.document_chunks.len()
             || fragments != expected
-            || meta.fragments.iter().any(|a| a.pack as usize >= meta.packs.len())
+            || meta.pack_fragments.len() != meta.packs.len()
+            || meta.pack_fragments.iter().map(|&n| n as u64).sum::<u64>() != fragments
             || meta.terms.windows(2).any(|w| w[0] >= w[1])
-            || meta.text.windows(2).any(|w| w[0] >= w[1])
-            || meta.text.first().is_some_and(|&c| c != 0)
-            || meta.text.last().is_some_and(|&c| c as usize >= chunks)
-            || (chunks > 0 && meta.text.is_empty())
+            || meta.text_chunks.contains(&0)
+            || meta.text_chunks.iter().map(|&n| n as u64).sum::<u64>() != chunks
             || meta.packs.iter().any(|p| !is_pack_name(p))
             || meta
                 .vectors
@@ -78,6 +80,26 @@ impl Fragmented {
                 .is_some_and(|v| v.model.dimension == 0 || v.model.dimension > 1 << 16)
         {
             return Err(damaged("the meta file's tables do not agree".into()));
+        }
+        let chunks = chunks as usize;
+        let mut text_starts = Vec::with_capacity(meta.text_chunks.len());
+        let mut next = 0u32;
+        for &n in &meta.text_chunks {
+            text_starts.push(next);
+            next += n;
+        }
+        let mut addresses = Vec::with_capacity(meta.fragment_lengths.len());
+        let mut lengths = meta.fragment_lengths.iter();
+        for (pack, &n) in meta.pack_fragments.iter().enumerate() {
+            let mut offset = 0u64;
+            for &length in lengths.by_ref().take(n as usize) {
+                addresses.push(Address {
+                    pack: pack as u32,
+                    offset,
+                    length,
+                });
+                offset += length as u64;
+            }
         }
         let mut of_chunk = Vec::with_capacity(chunks);
         let mut first_chunk = Vec::with_capacity(meta.document_chunks.len());
@@ -87,6 +109,8 @@ impl Fragmented {
         }
         Ok(Fragmented {
             meta,
+            text_starts,
+            addresses,
             of_chunk,
             first_chunk,
             terms: HashMap::new(),
@@ -135,9 +159,15 @@ impl Fragmented {
         }
     }
 
+    /// The text fragment that holds chunk `chunk`.
+    pub fn text_fragment(&self, chunk: u32) -> u32 {
+        let i = self.text_starts.partition_point(|&c| c <= chunk).saturating_sub(1);
+        self.meta.text_start() + i as u32
+    }
+
     /// Where fragment `number` is: (pack file name, offset, length).
     pub fn address(&self, number: u32) -> Option<(&str, u64, u32)> {
-        let a = self.meta.fragments.get(number as usize)?;
+        let a = self.addresses.get(number as usize)?;
         Some((&self.meta.packs[a.pack as usize], a.offset, a.length))
     }
 
@@ -190,12 +220,12 @@ impl Fragmented {
             }
             Payload::Text(text) if (text_start..centroids).contains(&number) => {
                 let i = (number - text_start) as usize;
-                let end = meta.text.get(i + 1).map_or(chunks, |&c| c as u64);
+                let end = self.text_starts[i] as u64 + meta.text_chunks[i] as u64;
                 let docs: BTreeSet<u32> = text.documents.iter().map(|(d, _)| *d).collect();
                 let known = |d: u32| {
                     docs.contains(&d) || text.linked.iter().any(|(l, _)| *l == d)
                 };
-                if text.first_chunk != meta.text[i]
+                if text.first_chunk != self.text_starts[i]
                     || text.first_chunk as u64 + text.chunks.len() as u64 != end
                     || text.chunks.iter().enumerate().any(|(k, c)| {
                         self.of_chunk[text.first_chunk as usize + k] != c.doc
@@ -336,7 +366,7 @@ impl Fragmented {
         }
         let need: BTreeSet<u32> = wanted
             .iter()
-            .map(|&c| self.meta.text_fragment(c))
+            .map(|&c| self.text_fragment(c))
             .filter(|f| !self.text.contains_key(f))
             .collect();
         if !need.is_empty() {
@@ -484,7 +514,7 @@ impl Fragmented {
         let mut hit_docs = BTreeSet::new();
         let mut found: Vec<&Chunk> = Vec::with_capacity(chunks.len());
         for &c in chunks {
-            let text = &self.text[&self.meta.text_fragment(c)];
+            let text = &self.text[&self.text_fragment(c)];
             let chunk = &text.chunks[(c - text.first_chunk) as usize];
             found.push(chunk);
             if hit_docs.insert(chunk.doc) {

@@ -41,13 +41,16 @@ pub struct Meta {
     pub average_document_length: f32,
     /// The first term of each term shard, ascending (fragments `0..terms.len()`).
     pub terms: Vec<String>,
-    /// The first chunk of each text fragment, ascending (the fragments after the term shards).
-    pub text: Vec<u32>,
+    /// How many chunks each text fragment holds, in chunk order (the fragments after the term
+    /// shards).
+    pub text_chunks: Vec<u32>,
     pub vectors: Option<VectorMeta>,
-    /// Pack file names under `p/` (content hashes).
+    /// Pack file names under `p/` (content hashes), and how many fragments each holds: the
+    /// fragments are laid end to end, pack after pack, in number order.
     pub packs: Vec<String>,
-    /// Where each fragment is, by number.
-    pub fragments: Vec<Address>,
+    pub pack_fragments: Vec<u32>,
+    /// Each fragment's length in bytes (gzip).
+    pub fragment_lengths: Vec<u32>,
 }
 
 /// The vector side: IVF centroids in one fragment, then a partition per centroid.
@@ -60,7 +63,7 @@ pub struct VectorMeta {
 }
 
 /// A fragment's bytes: `length` bytes of pack `pack` from `offset`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Address {
     pub pack: u32,
     pub offset: u64,
@@ -146,7 +149,7 @@ impl Meta {
 
     /// The centroids' fragment number (then the partitions').
     pub fn centroids_fragment(&self) -> u32 {
-        self.text_start() + self.text.len() as u32
+        self.text_start() + self.text_chunks.len() as u32
     }
 
     pub fn partition_fragment(&self, partition: u32) -> u32 {
@@ -157,11 +160,6 @@ impl Meta {
     pub fn term_shard(&self, term: &str) -> Option<u32> {
         let i = self.terms.partition_point(|t| t.as_str() <= term);
         (i > 0).then(|| i as u32 - 1)
-    }
-
-    /// The text fragment that holds chunk `chunk`.
-    pub fn text_fragment(&self, chunk: u32) -> u32 {
-        self.text_start() + self.text.partition_point(|&c| c <= chunk).saturating_sub(1) as u32
     }
 
     pub fn chunk_count(&self) -> usize {

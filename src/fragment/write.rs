@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{
-    Address, Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
+    Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
     TermShard, TextFragment, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
 };
 use crate::error::{Error, Result};
@@ -19,8 +19,9 @@ use crate::index::format::seal;
 use crate::index::vector::{dot, quantize_into};
 use crate::index::Index;
 
-/// How to cut. The defaults follow Pagefind's chunk size for terms, a few hits' worth of text,
-/// and packs large enough that 100k pages stay far under a static host's file limit.
+/// How to cut. The defaults are the sizes that cost the Rust docs least per query
+/// (docs/benchmarks.md), and packs large enough that 100k pages stay far under a static
+/// host's file limit.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub shard_postings: usize,
@@ -33,8 +34,8 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            shard_postings: 20_000,
-            text_bytes: 24 * 1024,
+            shard_postings: 2_500,
+            text_bytes: 4 * 1024,
             pack_bytes: 1 << 20,
             partitions: None,
         }
@@ -85,28 +86,26 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         .collect::<Result<_>>()?;
     let mut hash = Sha256::new();
     let mut packs: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut pack_fragments = Vec::new();
     let mut current: Vec<u8> = Vec::new();
-    let mut addresses = Vec::with_capacity(encoded.len());
-    let close = |current: &mut Vec<u8>, packs: &mut Vec<(String, Vec<u8>)>| {
+    let mut in_current = 0u32;
+    let close = |current: &mut Vec<u8>, n: &mut u32, packs: &mut Vec<_>, counts: &mut Vec<u32>| {
         if !current.is_empty() {
             let bytes = std::mem::take(current);
             let name = format!("{}.cairnpack", &hex(&Sha256::digest(&bytes))[..20]);
             packs.push((name, bytes));
+            counts.push(std::mem::take(n));
         }
     };
     for bytes in &encoded {
         if !current.is_empty() && current.len() + bytes.len() > options.pack_bytes {
-            close(&mut current, &mut packs);
+            close(&mut current, &mut in_current, &mut packs, &mut pack_fragments);
         }
         hash.update(bytes);
-        addresses.push(Address {
-            pack: packs.len() as u32,
-            offset: current.len() as u64,
-            length: bytes.len() as u32,
-        });
         current.extend_from_slice(bytes);
+        in_current += 1;
     }
-    close(&mut current, &mut packs);
+    close(&mut current, &mut in_current, &mut packs, &mut pack_fragments);
 
     let lexical = &index.lexical;
     let meta = Meta {
@@ -117,10 +116,11 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         average_chunk_length: lexical.average_length,
         average_document_length: lexical.documents.average_length,
         terms,
-        text,
+        text_chunks: text,
         vectors,
         packs: packs.iter().map(|(n, _)| n.clone()).collect(),
-        fragments: addresses,
+        pack_fragments,
+        fragment_lengths: encoded.iter().map(|b| b.len() as u32).collect(),
     };
     let payload = postcard::to_allocvec(&meta)
         .map_err(|e| Error::InvalidIndex(format!("could not encode the meta file: {e}")))?;
@@ -224,20 +224,20 @@ fn term_shards(index: &Index, size: usize) -> (Vec<String>, Vec<TermShard>) {
     (firsts, shards)
 }
 
-/// Chunks in order, cut after about `size` bytes of text, with their documents and links.
+/// Chunks in order, cut after about `size` bytes of text, with their documents and links; and
+/// how many chunks each holds.
 fn text_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<TextFragment>) {
-    let mut firsts = Vec::new();
     let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
     let mut bytes = 0;
     for (c, chunk) in index.chunks.iter().enumerate() {
         if ranges.is_empty() || bytes >= size {
-            firsts.push(c as u32);
             ranges.push(c..c);
             bytes = 0;
         }
         ranges.last_mut().expect("pushed above").end = c + 1;
         bytes += chunk.text.len() + chunk.heading_path.iter().map(String::len).sum::<usize>();
     }
+    let counts = ranges.iter().map(|r| r.len() as u32).collect();
     let fragments = ranges
         .into_iter()
         .map(|range| {
@@ -287,7 +287,7 @@ fn text_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<TextFragment>) {
             }
         })
         .collect();
-    (firsts, fragments)
+    (counts, fragments)
 }
 
 /// How many partitions a query scans by default: chosen by the recall measurement of

@@ -1,0 +1,50 @@
+//! Cuts an existing single-file index into fragments with chosen sizes, for measuring what the
+//! sizes cost per query (`bench/fragments.mjs`) without building the index again.
+//!
+//!   cargo run --example write_fragments -- INDEX_DIR OUT_DIR [--shard-postings N]
+//!       [--text-bytes N] [--pack-bytes N] [--partitions N]
+
+use std::path::PathBuf;
+
+use cairn::fragment::write::{self, Options};
+use cairn::index::format;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [source, out, ..] = &args[..] else {
+        return Err("usage: write_fragments INDEX_DIR OUT_DIR [--shard-postings N] [--text-bytes N] [--pack-bytes N] [--partitions N]".into());
+    };
+    let flag = |name: &str| -> Option<usize> {
+        let i = args.iter().position(|a| a == name)?;
+        args.get(i + 1)?.parse().ok()
+    };
+    let defaults = Options::default();
+    let options = Options {
+        shard_postings: flag("--shard-postings").unwrap_or(defaults.shard_postings),
+        text_bytes: flag("--text-bytes").unwrap_or(defaults.text_bytes),
+        pack_bytes: flag("--pack-bytes").unwrap_or(defaults.pack_bytes),
+        partitions: flag("--partitions").or(defaults.partitions),
+    };
+    let started = std::time::Instant::now();
+    let index = format::read(&std::fs::read(PathBuf::from(source).join("index.cairn"))?)?;
+    let layout = write::write(&index, &PathBuf::from(out), &options)?;
+    let total: usize = layout.packs.iter().map(|(_, b)| b.len()).sum();
+    println!(
+        "{} fragments in {} packs, {} bytes, meta {} bytes, {:.1} s ({options:?})",
+        layout.fragments,
+        layout.packs.len(),
+        total,
+        layout.meta.len(),
+        started.elapsed().as_secs_f64()
+    );
+    // Copy the model beside the fragments, if the index has one.
+    let model = PathBuf::from(source).join("model");
+    if model.is_dir() {
+        let to = PathBuf::from(out).join("model");
+        std::fs::create_dir_all(&to)?;
+        for entry in std::fs::read_dir(&model)?.flatten() {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
