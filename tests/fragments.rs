@@ -9,7 +9,7 @@ use std::path::Path;
 use cairn::embed::{Embedder, ModelFiles};
 use cairn::fragment::load::native::Folder;
 use cairn::fragment::write::{self, Options};
-use cairn::hit::{SearchMode, SearchOptions};
+use cairn::hit::{Fuzzy, SearchMode, SearchOptions};
 use cairn::index::format;
 use cairn::search::QueryContext;
 use cairn::Searcher;
@@ -26,6 +26,11 @@ const QUERIES: &[&str] = &[
     "the",
     "valley alpine archive",
     "zzzz no such word",
+    "cof",
+    "highl",
+    "the alpi",
+    "cofee in parris",
+    "recrods with metadat",
 ];
 
 /// 2026-01-01, for ages.
@@ -35,6 +40,7 @@ const NOW: f64 = 1_767_225_600_000.0;
 fn small() -> Options {
     Options {
         shard_postings: 7,
+        shard_words: 5,
         text_bytes: 300,
         pack_bytes: 2_000,
         partitions: None,
@@ -61,6 +67,15 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
         SearchOptions {
             limit: 50,
             max_links: 2,
+            ..base.clone()
+        },
+        // As `<cairn-search>` searches: the word being typed completed, typos tolerated (both
+        // look words up in word shards).
+        SearchOptions {
+            prefix: true,
+            fuzzy: Fuzzy::On(true),
+            highlight: true,
+            explain: true,
             ..base
         },
     ]

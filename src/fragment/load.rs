@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{
     Address, Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermShard, TextFragment,
-    FRAGMENT_MAGIC, META_MAGIC,
+    WordShard, FRAGMENT_MAGIC, META_MAGIC,
 };
 use crate::analyze::Analyzer;
 use crate::error::{Error, Result};
@@ -34,6 +34,7 @@ pub struct Fragmented {
     of_chunk: Vec<u32>,
     first_chunk: Vec<u32>,
     terms: HashMap<u32, TermShard>,
+    words: HashMap<u32, WordShard>,
     text: HashMap<u32, TextFragment>,
     centroids: Option<Centroids>,
     partitions: HashMap<u32, Partition>,
@@ -64,6 +65,7 @@ impl Fragmented {
         let chunks = meta.chunk_count() as u64;
         let fragments = meta.fragment_lengths.len() as u64;
         let expected = meta.terms.len() as u64
+            + meta.words.len() as u64
             + meta.text_chunks.len() as u64
             + meta.vectors.as_ref().map_or(0, |v| 1 + v.partitions as u64);
         if meta.document_lengths.len() != meta.document_chunks.len()
@@ -71,6 +73,7 @@ impl Fragmented {
             || meta.pack_fragments.len() != meta.packs.len()
             || meta.pack_fragments.iter().map(|&n| n as u64).sum::<u64>() != fragments
             || meta.terms.windows(2).any(|w| w[0] >= w[1])
+            || meta.words.windows(2).any(|w| w[0] >= w[1])
             || meta.text_chunks.contains(&0)
             || meta.text_chunks.iter().map(|&n| n as u64).sum::<u64>() != chunks
             || meta.packs.iter().any(|p| !is_pack_name(p))
@@ -114,6 +117,7 @@ impl Fragmented {
             of_chunk,
             first_chunk,
             terms: HashMap::new(),
+            words: HashMap::new(),
             text: HashMap::new(),
             centroids: None,
             partitions: HashMap::new(),
@@ -174,6 +178,7 @@ impl Fragmented {
     /// How many fragments are loaded.
     pub fn loaded(&self) -> usize {
         self.terms.len()
+            + self.words.len()
             + self.text.len()
             + self.partitions.len()
             + self.centroids.is_some() as usize
@@ -217,6 +222,20 @@ impl Fragmented {
                     return bad("its terms or postings");
                 }
                 self.terms.insert(number, shard);
+            }
+            Payload::Words(shard) if (meta.words_start()..text_start).contains(&number) => {
+                let i = (number - meta.words_start()) as usize;
+                let next = meta.words.get(i + 1);
+                let n = shard.words.len();
+                if shard.words.first() != Some(&meta.words[i])
+                    || shard.words.windows(2).any(|w| w[0] >= w[1])
+                    || next.is_some_and(|next| shard.words.last().is_some_and(|l| l >= next))
+                    || shard.terms.len() != n
+                    || shard.frequencies.len() != n
+                {
+                    return bad("its words");
+                }
+                self.words.insert(number, shard);
             }
             Payload::Text(text) if (text_start..centroids).contains(&number) => {
                 let i = (number - text_start) as usize;
@@ -292,7 +311,18 @@ impl Fragmented {
         }
         let lexical_ran = options.mode != SearchMode::Semantic;
 
-        // Round 1: the query's term shards, and the centroids.
+        // Round 1: the query's term shards, the word shards of the word being typed, and the
+        // centroids.
+        let typed = options
+            .prefix
+            .then(|| expand::typing(query))
+            .flatten()
+            .map(|(_, word)| analyzer.fold(word))
+            .filter(|w| w.chars().count() >= expand::PREFIX_MIN_CHARS);
+        let mut word_shards: BTreeSet<u32> = typed
+            .iter()
+            .flat_map(|w| self.meta.word_shards(w))
+            .collect();
         let mut need = BTreeSet::new();
         if lexical_ran || options.highlight {
             need.extend(
@@ -302,31 +332,57 @@ impl Fragmented {
                     .filter(|s| !self.terms.contains_key(s)),
             );
         }
+        need.extend(word_shards.iter().filter(|s| !self.words.contains_key(s)));
         if vector.is_some() && self.centroids.is_none() {
             need.insert(self.meta.centroids_fragment());
         }
         if !need.is_empty() {
             return Ok(Step::Need(need.into_iter().collect()));
         }
-        // Round 2: the partitions nearest the query.
+        // Round 2: the word shards a misspelled word is looked for in (the words that share its
+        // first letter), then the term shards of what the words expand to, and the partitions
+        // nearest the query.
+        let mut fuzzy_words = 0;
+        for token in analyzer.tokens(query) {
+            if self.has_term(&token.term) || fuzzy_words == expand::FUZZY_WORDS {
+                continue;
+            }
+            fuzzy_words += 1;
+            let folded = analyzer.fold(&query[token.start..token.end]);
+            let chars = folded.chars().count();
+            if let Some(first) = folded.chars().next().filter(|_| {
+                options.fuzzy.distance(chars) > 0 && chars <= expand::FUZZY_MAX_CHARS
+            }) {
+                word_shards.extend(self.meta.word_shards(first.encode_utf8(&mut [0; 4])));
+            }
+        }
+        need.extend(word_shards.iter().filter(|s| !self.words.contains_key(s)));
+        if !need.is_empty() {
+            return Ok(Step::Need(need.into_iter().collect()));
+        }
+        let lexical = self.lexical(&query_terms, &word_shards);
+        let expanded = expand::expand(&lexical, &analyzer, query, options);
+        need.extend(
+            expanded
+                .words
+                .iter()
+                .flat_map(|w| &w.alternatives)
+                .filter_map(|&(t, _)| self.meta.term_shard(lexical.term(t)))
+                .filter(|s| !self.terms.contains_key(s)),
+        );
         let semantic_partitions = match vector {
             Some(v) => {
                 let probes = self.probes(v, options)?;
-                let missing: Vec<u32> = probes
-                    .iter()
-                    .copied()
-                    .filter(|p| !self.partitions.contains_key(p))
-                    .collect();
-                if !missing.is_empty() {
-                    return Ok(Step::Need(missing));
-                }
+                need.extend(probes.iter().filter(|p| !self.partitions.contains_key(p)));
                 Some(probes)
             }
             None => None,
         };
-
-        let lexical = self.lexical(&query_terms);
-        let expanded = expand::expand(&lexical, &analyzer, query, options);
+        if !need.is_empty() {
+            return Ok(Step::Need(need.into_iter().collect()));
+        }
+        // Everything is in: the expansions' postings too.
+        let lexical = self.lexical(&query_terms, &word_shards);
         let pool = search::pool(options);
         let lexical_hits = if lexical_ran {
             lexical.search_words(&expanded.words, pool, None)
@@ -401,8 +457,6 @@ impl Fragmented {
             (options.related, "related"),
             (options.recency_weight > 0.0, "recencyWeight"),
             (options.rerank.is_some(), "rerank"),
-            (options.prefix, "prefix"),
-            (options.fuzzy.distance(8) > 0, "fuzzy"),
         ];
         if let Some((_, name)) = unsupported.iter().find(|(on, _)| *on) {
             return Err(Error::InvalidInput(format!(
@@ -417,37 +471,65 @@ impl Fragmented {
         Ok(())
     }
 
-    /// The lexical index of the query's terms, from their loaded shards.
-    fn lexical(&self, query_terms: &[String]) -> LexicalIndex {
-        let mut chunk_lengths = vec![0u32; self.of_chunk.len()];
-        let mut terms: BTreeMap<&str, (f32, f32, Postings)> = BTreeMap::new();
-        for term in query_terms {
-            let Some(shard) = self
-                .meta
-                .term_shard(term)
-                .and_then(|s| self.terms.get(&s))
-            else {
-                continue;
-            };
-            let Ok(i) = shard.terms.binary_search(term) else {
-                continue;
-            };
-            let p = &shard.postings[i];
-            let postings = Postings {
-                chunk_gaps: p.chunk_gaps.clone(),
-                freqs: p.freqs.clone(),
-            };
-            for (chunk, &length) in postings.chunks().zip(&p.lengths) {
-                chunk_lengths[chunk as usize] = length;
+    /// Whether the index has `term` (its term shard loaded).
+    fn has_term(&self, term: &str) -> bool {
+        self.meta
+            .term_shard(term)
+            .and_then(|s| self.terms.get(&s))
+            .is_some_and(|shard| shard.terms.binary_search_by(|t| t.as_str().cmp(term)).is_ok())
+    }
+
+    /// The lexical index of the query's terms and of the words of `word_shards`, with the
+    /// postings of every term whose shard is loaded.
+    fn lexical(&self, query_terms: &[String], word_shards: &BTreeSet<u32>) -> LexicalIndex {
+        let mut words: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut frequencies: HashMap<&str, u32> = HashMap::new();
+        for shard in word_shards.iter().filter_map(|s| self.words.get(s)) {
+            for ((w, t), &f) in shard.words.iter().zip(&shard.terms).zip(&shard.frequencies) {
+                words.insert(w, t);
+                frequencies.insert(t, f);
             }
-            terms.insert(term, (shard.idf[i], shard.document_idf[i], postings));
         }
+        let mut names: BTreeSet<&str> = words.values().copied().collect();
+        names.extend(query_terms.iter().map(String::as_str).filter(|t| self.has_term(t)));
+        let mut chunk_lengths = vec![0u32; self.of_chunk.len()];
+        let terms: Vec<(String, f32, f32, Postings, u32)> = names
+            .iter()
+            .map(|&term| {
+                let loaded = self
+                    .meta
+                    .term_shard(term)
+                    .and_then(|s| self.terms.get(&s))
+                    .and_then(|shard| Some((shard, shard.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()?)));
+                let Some((shard, i)) = loaded else {
+                    let f = frequencies.get(term).copied().unwrap_or(0);
+                    return (term.to_string(), 0.0, 0.0, Postings::default(), f);
+                };
+                let p = &shard.postings[i];
+                let postings = Postings {
+                    chunk_gaps: p.chunk_gaps.clone(),
+                    freqs: p.freqs.clone(),
+                };
+                for (chunk, &length) in postings.chunks().zip(&p.lengths) {
+                    chunk_lengths[chunk as usize] = length;
+                }
+                let f = p.freqs.len() as u32;
+                (term.to_string(), shard.idf[i], shard.document_idf[i], postings, f)
+            })
+            .collect();
+        let position: HashMap<&str, u32> = names
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, i as u32))
+            .collect();
+        let words = words
+            .into_iter()
+            .map(|(w, t)| (w.to_string(), position[t]))
+            .collect();
         LexicalIndex::partial(
             self.meta.settings.bm25,
-            terms
-                .into_iter()
-                .map(|(t, (i, d, p))| (t.to_string(), i, d, p))
-                .collect(),
+            terms,
+            words,
             chunk_lengths,
             self.meta.average_chunk_length,
             Documents {
@@ -467,7 +549,9 @@ impl Fragmented {
                 query.len()
             )));
         }
-        let centroids = self.centroids.as_ref().expect("loaded in round 1");
+        let Some(centroids) = self.centroids.as_ref() else {
+            return Ok(vec![self.meta.centroids_fragment()]);
+        };
         let default = self.meta.vectors.as_ref().map_or(1, |v| v.default_probes);
         let probes = options.probes.unwrap_or(default).clamp(1, k as u32) as usize;
         let mut scored: Vec<ScoredChunk> = centroids

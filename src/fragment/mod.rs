@@ -41,6 +41,8 @@ pub struct Meta {
     pub average_document_length: f32,
     /// The first term of each term shard, ascending (fragments `0..terms.len()`).
     pub terms: Vec<String>,
+    /// The first word of each word shard, ascending (the fragments after the term shards).
+    pub words: Vec<String>,
     /// How many chunks each text fragment holds, in chunk order (the fragments after the term
     /// shards).
     pub text_chunks: Vec<u32>,
@@ -74,6 +76,7 @@ pub struct Address {
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Payload {
     Terms(TermShard),
+    Words(WordShard),
     Text(TextFragment),
     Centroids(Centroids),
     Partition(Partition),
@@ -103,6 +106,15 @@ pub struct TermPostings {
     pub freqs: Vec<u32>,
     /// The length in terms of each posting's chunk.
     pub lengths: Vec<u32>,
+}
+
+/// A range of the indexed words (folded, unstemmed), each with its term and how many chunks
+/// hold that term: what prefix completion and typo matching look up.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct WordShard {
+    pub words: Vec<String>,
+    pub terms: Vec<String>,
+    pub frequencies: Vec<u32>,
 }
 
 /// The chunks `first_chunk..first_chunk + chunks.len()`, their documents, and those documents'
@@ -143,8 +155,12 @@ pub struct Partition {
 }
 
 impl Meta {
-    pub fn text_start(&self) -> u32 {
+    pub fn words_start(&self) -> u32 {
         self.terms.len() as u32
+    }
+
+    pub fn text_start(&self) -> u32 {
+        self.words_start() + self.words.len() as u32
     }
 
     /// The centroids' fragment number (then the partitions').
@@ -160,6 +176,13 @@ impl Meta {
     pub fn term_shard(&self, term: &str) -> Option<u32> {
         let i = self.terms.partition_point(|t| t.as_str() <= term);
         (i > 0).then(|| i as u32 - 1)
+    }
+
+    /// The word shards that hold the words beginning with `prefix`.
+    pub fn word_shards(&self, prefix: &str) -> std::ops::Range<u32> {
+        let first = self.words.partition_point(|w| w.as_str() <= prefix).saturating_sub(1);
+        let after = first + self.words[first..].partition_point(|w| w.as_str() <= prefix || w.starts_with(prefix));
+        self.words_start() + first as u32..self.words_start() + after.max(first) as u32
     }
 
     pub fn chunk_count(&self) -> usize {

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
-    TermShard, TextFragment, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
+    TermShard, TextFragment, WordShard, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
 };
 use crate::error::{Error, Result};
 use crate::index::format::seal;
@@ -25,6 +25,7 @@ use crate::index::Index;
 #[derive(Debug, Clone)]
 pub struct Options {
     pub shard_postings: usize,
+    pub shard_words: usize,
     pub text_bytes: usize,
     pub pack_bytes: usize,
     /// IVF partitions (default: about √chunks / 2).
@@ -35,6 +36,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             shard_postings: 2_500,
+            shard_words: 1_000,
             text_bytes: 4 * 1024,
             pack_bytes: 1 << 20,
             partitions: None,
@@ -54,6 +56,8 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     let mut fragments: Vec<Payload> = Vec::new();
     let (terms, shards) = term_shards(index, options.shard_postings.max(1));
     fragments.extend(shards.into_iter().map(Payload::Terms));
+    let (words, word_shards) = word_shards(index, options.shard_words.max(1));
+    fragments.extend(word_shards.into_iter().map(Payload::Words));
     let (text, texts) = text_fragments(index, options.text_bytes.max(1));
     fragments.extend(texts.into_iter().map(Payload::Text));
     let vectors = match &index.vectors {
@@ -116,6 +120,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         average_chunk_length: lexical.average_length,
         average_document_length: lexical.documents.average_length,
         terms,
+        words,
         text_chunks: text,
         vectors,
         packs: packs.iter().map(|(n, _)| n.clone()).collect(),
@@ -220,6 +225,23 @@ fn term_shards(index: &Index, size: usize) -> (Vec<String>, Vec<TermShard>) {
                 .collect(),
         });
         postings_in_shard += postings.freqs.len();
+    }
+    (firsts, shards)
+}
+
+/// The indexed words in order, `size` a shard, each with its term and the term's chunk
+/// frequency.
+fn word_shards(index: &Index, size: usize) -> (Vec<String>, Vec<WordShard>) {
+    let lexical = &index.lexical;
+    let mut firsts = Vec::new();
+    let mut shards = Vec::new();
+    for (words, terms) in lexical.words.chunks(size).zip(lexical.word_terms.chunks(size)) {
+        firsts.push(words[0].clone());
+        shards.push(WordShard {
+            words: words.to_vec(),
+            terms: terms.iter().map(|&t| lexical.term(t).to_string()).collect(),
+            frequencies: terms.iter().map(|&t| lexical.chunk_frequency(t) as u32).collect(),
+        });
     }
     (firsts, shards)
 }

@@ -48,8 +48,8 @@ pub struct LexicalIndex {
     pub(crate) chunk_lengths: Vec<u32>,
     pub(crate) average_length: f32,
     /// Every indexed word (folded, unstemmed), sorted, and the term each one is indexed as.
-    words: Vec<String>,
-    word_terms: Vec<u32>,
+    pub(crate) words: Vec<String>,
+    pub(crate) word_terms: Vec<u32>,
     /// `words` as an FST (word → position), built on first use: prefix ranges and Levenshtein
     /// automata run on it.
     #[serde(skip)]
@@ -58,6 +58,10 @@ pub struct LexicalIndex {
     /// index's chunks when the index is built or read, not stored twice.
     #[serde(skip)]
     pub(crate) documents: Documents,
+    /// A partial index's chunk frequency of each term, known before its postings are loaded
+    /// (empty: the postings' lengths).
+    #[serde(skip)]
+    frequencies: Vec<u32>,
 }
 
 #[derive(Debug, Default)]
@@ -159,6 +163,7 @@ impl LexicalIndex {
             word_terms: Vec::new(),
             word_set: Default::default(),
             documents,
+            frequencies: Vec::new(),
         }
     }
 
@@ -191,7 +196,10 @@ impl LexicalIndex {
 
     /// How many chunks contain term `id`.
     pub fn chunk_frequency(&self, id: u32) -> usize {
-        self.postings[id as usize].freqs.len()
+        match self.frequencies.get(id as usize) {
+            Some(&f) => f as usize,
+            None => self.postings[id as usize].freqs.len(),
+        }
     }
 
     /// The indexed words as an FST (word → position in `words`).
@@ -218,29 +226,34 @@ impl LexicalIndex {
         self.documents = Documents::new(of_chunk, &self.chunk_lengths);
     }
 
-    /// An index of some terms only (a fragmented index's loaded term shards), scoring each
-    /// exactly as the whole index does: `chunk_lengths` holds the length of every chunk those
-    /// terms' postings name (others 0), and `documents` the whole index's document table and
-    /// averages, so every score is the same bits.
+    /// An index of some terms only (a fragmented index's loaded shards), scoring each exactly
+    /// as the whole index does: `chunk_lengths` holds the length of every chunk those terms'
+    /// postings name (others 0), and `documents` the whole index's document table and averages,
+    /// so every score is the same bits. Each term comes with its chunk frequency (its postings
+    /// may not be loaded yet, when only a word names it), and `words` (sorted) name terms by
+    /// position.
     pub(crate) fn partial(
         params: Bm25Params,
-        terms: Vec<(String, f32, f32, Postings)>,
+        terms: Vec<(String, f32, f32, Postings, u32)>,
+        words: Vec<(String, u32)>,
         chunk_lengths: Vec<u32>,
         average_length: f32,
         documents: Documents,
     ) -> Self {
-        let mut idf = Vec::with_capacity(terms.len());
-        let mut document_idf = Vec::with_capacity(terms.len());
-        let mut postings = Vec::with_capacity(terms.len());
+        let n = terms.len();
+        let (mut idf, mut document_idf) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut postings, mut frequencies) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let terms = terms
             .into_iter()
-            .map(|(term, i, d, p)| {
+            .map(|(term, i, d, p, f)| {
                 idf.push(i);
                 document_idf.push(d);
                 postings.push(p);
+                frequencies.push(f);
                 term
             })
             .collect();
+        let (words, word_terms) = words.into_iter().unzip();
         LexicalIndex {
             params,
             terms,
@@ -249,10 +262,11 @@ impl LexicalIndex {
             postings,
             chunk_lengths,
             average_length,
-            words: Vec::new(),
-            word_terms: Vec::new(),
+            words,
+            word_terms,
             word_set: Default::default(),
             documents,
+            frequencies,
         }
     }
 

@@ -110,7 +110,7 @@ pub fn expand(
 
 /// The word being typed: the query's last word, when nothing (no space, no punctuation) follows
 /// it; with its byte offset.
-fn typing(query: &str) -> Option<(usize, &str)> {
+pub(crate) fn typing(query: &str) -> Option<(usize, &str)> {
     use unicode_segmentation::UnicodeSegmentation;
     let (start, word) = query.unicode_word_indices().last()?;
     (start + word.len() == query.len()).then_some((start, word))
