@@ -13,10 +13,8 @@
 // search hybrid with them (`searchWithVector`), as a page whose model is loaded would.
 // Needs `scripts/build-pkg.sh` (pkg/node for the module, pkg/web-core for the bytes a page
 // downloads).
-import { createServer } from "node:http";
-import { readFileSync, statSync } from "node:fs";
-import { gzipSync } from "node:zlib";
-import { join, resolve, extname } from "node:path";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 
@@ -39,6 +37,7 @@ const root = resolve(new URL("..", import.meta.url).pathname);
 const require = createRequire(import.meta.url);
 const { SearchIndex, FragmentedIndex } = require(join(root, "pkg/node/cairn.js"));
 const { openFragments } = await import(pathToFileURL(join(root, "js/fragments.js")).href);
+const { serve } = await import(pathToFileURL(join(root, "scripts/serve.mjs")).href);
 
 const queries = readFileSync(queriesFile, "utf8").split("\n").map((q) => q.trim()).filter(Boolean);
 const vectorsFile = flag("--vectors");
@@ -47,39 +46,13 @@ const dim = 384;
 
 // The server: the fragments under /search/, the page's module and scripts under /pkg/ (gzip).
 let round = 0;
-const log = []; // { round, bytes }
 const page = ["pkg/web-core/cairn_bg.wasm", "pkg/web-core/cairn.js", "pkg/fetch.js", "pkg/fragments.js", "pkg/client.js", "pkg/worker.js"];
-const server = createServer((req, res) => {
-  const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-  const send = (status, headers, body) => {
-    log.push({ round, bytes: body.length });
-    res.writeHead(status, headers).end(body);
-  };
-  try {
-    if (path.startsWith("/pkg/")) {
-      const body = gzipSync(readFileSync(join(root, path)), { level: 9 });
-      return send(200, { "content-encoding": "gzip", "content-length": body.length }, body);
-    }
-    const file = join(dir, path.replace(/^\/search\//, ""));
-    const size = statSync(file).size;
-    const range = req.headers.range?.match(/^bytes=(\d+)-(\d+)$/);
-    if (range && ranges) {
-      const [start, end] = [Number(range[1]), Math.min(Number(range[2]), size - 1)];
-      const body = readFileSync(file).subarray(start, end + 1);
-      return send(206, { "content-range": `bytes ${start}-${end}/${size}`, "accept-ranges": "bytes", "content-length": body.length }, body);
-    }
-    send(200, { "content-length": size }, readFileSync(file));
-  } catch {
-    send(404, {}, Buffer.from("not found"));
-  }
-});
-await new Promise((r) => server.listen(0, "127.0.0.1", r));
+const server = await serve(0, [["/search/", resolve(dir)]], { ranges, gzip: true });
+const log = server.log;
+const push = log.push.bind(log);
+log.push = (entry) => push({ ...entry, round });
 const base = `http://127.0.0.1:${server.address().port}`;
-
-for (const file of page) {
-  const response = await fetch(`${base}/${file}`);
-  await response.arrayBuffer();
-}
+for (const file of page) await (await fetch(`${base}/${file}`)).arrayBuffer();
 const pageBytes = log.reduce((n, r) => n + r.bytes, 0);
 const metaBytes = new Uint8Array(await (await fetch(`${base}/search/meta.cairn`)).arrayBuffer());
 const fragments = await openFragments(FragmentedIndex, `${base}/search/meta.cairn`, metaBytes);
@@ -97,7 +70,6 @@ const rows = [];
 let identical = 0;
 for (const [i, query] of queries.entries()) {
   const before = log.length;
-  const firstRound = round + 1;
   const vector = vectors ? vectors.subarray(i * dim, (i + 1) * dim) : null;
   const options = { limit: 10, mode: vector ? "hybrid" : "lexical", probes };
   const started = performance.now();

@@ -1,7 +1,7 @@
 //! Cuts an existing single-file index into fragments with chosen sizes, for measuring what the
 //! sizes cost per query (`bench/fragments.mjs`) without building the index again.
 //!
-//!   cargo run --example write_fragments -- INDEX_DIR OUT_DIR [--shard-postings N]
+//!   cargo run --example write_fragments -- INDEX_DIR OUT_DIR [--shard-postings N] [--shard-words N]
 //!       [--text-bytes N] [--pack-bytes N] [--partitions N]
 
 use std::path::PathBuf;
@@ -12,7 +12,7 @@ use cairn::index::format;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [source, out, ..] = &args[..] else {
-        return Err("usage: write_fragments INDEX_DIR OUT_DIR [--shard-postings N] [--text-bytes N] [--pack-bytes N] [--partitions N]".into());
+        return Err("usage: write_fragments INDEX_DIR OUT_DIR [--shard-postings N] [--shard-words N] [--text-bytes N] [--pack-bytes N] [--partitions N]".into());
     };
     let flag = |name: &str| -> Option<usize> {
         let i = args.iter().position(|a| a == name)?;
@@ -21,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let defaults = Options::default();
     let options = Options {
         shard_postings: flag("--shard-postings").unwrap_or(defaults.shard_postings),
+        shard_words: flag("--shard-words").unwrap_or(defaults.shard_words),
         text_bytes: flag("--text-bytes").unwrap_or(defaults.text_bytes),
         pack_bytes: flag("--pack-bytes").unwrap_or(defaults.pack_bytes),
         partitions: flag("--partitions").or(defaults.partitions),

@@ -1,7 +1,11 @@
 // A small static server for the demo and the browser tests: www/ at /, wasm-pack's pkg/ at
 // /pkg/, the project's Markdown (what the demo's hits link to) at /source/. Sends Content-Length (so downloads report progress) and the wasm MIME type.
+// As a static host does, it answers `Range` requests (206) and can gzip text and wasm for
+// clients that accept it; `server.log` records every response's path, status and body bytes (as sent),
+// for the tests and benchmarks that count what a search costs.
 // Usage: node scripts/serve.mjs [port]   (port 0 picks a free one; the URL is printed)
 import { createServer } from "node:http";
+import { gzipSync } from "node:zlib";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,8 +17,16 @@ const types = {
   ".png": "image/png", ".svg": "image/svg+xml",
 };
 
-/** Serves www/ at / and pkg/ at /pkg/, plus `extra` mounts ([urlPrefix, folder] pairs). */
-export function serve(port = 0, extra = []) {
+const compressible = new Set([".html", ".js", ".mjs", ".css", ".json", ".wasm", ".md", ".svg"]);
+
+/**
+ * Serves www/ at / and pkg/ at /pkg/, plus `extra` mounts ([urlPrefix, folder] pairs).
+ * Options: `ranges` (default true: answer Range requests), `gzip` (default false: compress text
+ * and wasm for clients that accept it, as a static host does), `alter(path, body)` (a test's
+ * hook: return other bytes to send, or null for a 404).
+ */
+export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter = null } = {}) {
+  const log = [];
   const mounts = [...extra, ["/pkg/", join(root, "pkg")], ["/source/", root], ["/", join(root, "www")]];
   const server = createServer(async (req, res) => {
     let path;
@@ -30,13 +42,32 @@ export function serve(port = 0, extra = []) {
     if (prefix === "/source/" && (extname(file) !== ".md" || file.includes("node_modules"))) return res.writeHead(404).end();
     try {
       if ((await stat(file)).isDirectory()) file = join(file, "index.html");
-      const body = await readFile(file);
-      res.writeHead(200, { "Content-Type": types[extname(file)] ?? "application/octet-stream", "Content-Length": body.length, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff" });
+      let body = await readFile(file);
+      if (alter) body = await alter(path, body);
+      if (body === null) throw new Error("gone");
+      const headers = { "Content-Type": types[extname(file)] ?? "application/octet-stream", "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff", "Accept-Ranges": ranges ? "bytes" : "none" };
+      let status = 200;
+      const range = ranges && req.headers.range?.match(/^bytes=(\d+)-(\d+)$/);
+      if (range) {
+        const [start, end] = [Number(range[1]), Math.min(Number(range[2]), body.length - 1)];
+        if (start > end) return res.writeHead(416, { "Content-Range": `bytes */${body.length}` }).end();
+        headers["Content-Range"] = `bytes ${start}-${end}/${body.length}`;
+        body = body.subarray(start, end + 1);
+        status = 206;
+      } else if (gzip && compressible.has(extname(file)) && /\bgzip\b/.test(req.headers["accept-encoding"] ?? "")) {
+        body = gzipSync(body, { level: 9 });
+        headers["Content-Encoding"] = "gzip";
+      }
+      headers["Content-Length"] = body.length;
+      log.push({ path, status, bytes: body.length });
+      res.writeHead(status, headers);
       res.end(body);
     } catch {
+      log.push({ path, status: 404, bytes: 9 });
       res.writeHead(404, { "Content-Type": "text/plain" }).end("not found");
     }
   });
+  server.log = log;
   return new Promise((ok) => server.listen(port, "127.0.0.1", () => ok(server)));
 }
 
