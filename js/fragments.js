@@ -1,7 +1,8 @@
 // The loader of a fragmented index (`meta.cairn` and packs of fragments under `p/`): it asks the
 // wasm `FragmentedIndex` what a search needs, fetches exactly that, and asks again, so a query
 // costs a round of requests for its terms (and the vector centroids), one for its vector
-// partitions and one for its hits' text. Fragments come by HTTP range requests into the packs,
+// partitions, one for the vector records of its best candidates and one for its hits' text.
+// Fragments come by HTTP range requests into the packs,
 // adjacent ones joined into one request; a host that ignores `Range` (a 200 with the whole
 // pack) is detected on the first answer, and whole packs are fetched from then on. Each
 // fragment is gzipped by `cairn index` and undone here with DecompressionStream; fetched ones
@@ -53,7 +54,8 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
   const packs = new Map(); // pack name → Promise<Uint8Array>, when the host sends whole packs
   const inflight = new Map(); // fragment → Promise of its bytes, so parallel searches share one fetch
 
-  const cacheKey = (r) => new URL(`${r.pack}?fragment=${r.fragment}`, base).href;
+  const cacheKey = (r) => new URL(`${r.pack}?fragment=${r.fragment}${r.record === undefined ? "" : `&record=${r.record}`}`, base).href;
+  const key = (r) => (r.record === undefined ? `${r.fragment}` : `${r.fragment}/${r.record}`);
 
   async function wholePack(name) {
     let pending = packs.get(name);
@@ -95,7 +97,7 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
       bytes = (await wholePack(run[0].pack)).subarray(start, end);
     }
     if (bytes.length !== end - start) throw new Error(`the server sent ${bytes.length} bytes for a range of ${end - start}`);
-    return new Map(run.map((r) => [r.fragment, bytes.slice(r.offset - start, r.offset - start + r.length)]));
+    return new Map(run.map((r) => [key(r), bytes.slice(r.offset - start, r.offset - start + r.length)]));
   }
 
   /** The gzipped bytes of every requested fragment: from the cache, else in joined runs. */
@@ -105,7 +107,7 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     for (const r of requests) {
       const hit = cache && (await cache.match(cacheKey(r)).catch(() => undefined));
       if (hit) {
-        got.set(r.fragment, new Uint8Array(await hit.arrayBuffer()));
+        got.set(key(r), new Uint8Array(await hit.arrayBuffer()));
         stats.fromCache += 1;
       } else missing.push(r);
     }
@@ -119,36 +121,37 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     const fetched = await Promise.all(
       runs.map((run) =>
         fetchRun(run).catch((e) => {
-          const names = run.map((r) => r.fragment).join(", ");
+          const names = [...new Set(run.map((r) => r.fragment))].join(", ");
           throw new Error(`cannot fetch fragment${run.length > 1 ? "s" : ""} ${names} of ${new URL(run[0].pack, base)}: ${e?.message ?? e}; the index answers other queries, and this one once the file is there`);
         }),
       ),
     );
+    const byKey = new Map(missing.map((r) => [key(r), r]));
     for (const map of fetched)
-      for (const [fragment, bytes] of map) {
-        got.set(fragment, bytes);
-        const r = missing.find((m) => m.fragment === fragment);
-        cache?.put(cacheKey(r), new Response(bytes)).catch(() => {});
+      for (const [k, bytes] of map) {
+        got.set(k, bytes);
+        cache?.put(cacheKey(byKey.get(k)), new Response(bytes)).catch(() => {});
       }
     return got;
   }
 
-  /** Fetches and adds the fragments a search step named (each once, however many ask). */
+  /** Fetches and adds the fragments (and vector records) a search step named, each once. */
   async function load(requests) {
-    const mine = requests.filter((r) => !inflight.has(r.fragment));
+    const mine = requests.filter((r) => !inflight.has(key(r)));
     if (mine.length) {
       const all = fetchAll(mine);
       for (const r of mine) {
         const one = all.then(async (got) => {
-          const plain = await gunzip(got.get(r.fragment), `fragment ${r.fragment} of ${new URL(r.pack, base)}`);
-          index.addFragment(r.fragment, plain);
+          const bytes = got.get(key(r));
+          if (r.record !== undefined) return index.addRecord(r.fragment, r.record, bytes);
+          index.addFragment(r.fragment, await gunzip(bytes, `fragment ${r.fragment} of ${new URL(r.pack, base)}`));
         });
-        inflight.set(r.fragment, one);
+        inflight.set(key(r), one);
         // A failed fragment is forgotten, so the next search that needs it tries again.
-        one.catch(() => inflight.delete(r.fragment));
+        one.catch(() => inflight.delete(key(r)));
       }
     }
-    await Promise.all(requests.map((r) => inflight.get(r.fragment)));
+    await Promise.all(requests.map((r) => inflight.get(key(r))));
   }
 
   async function search(query, options, vector) {

@@ -518,6 +518,12 @@ pub struct SearchOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub probes: Option<u32>,
+    /// On a fragmented index, how many candidates of the partitions' binary-code scan are
+    /// re-scored with their int8 vectors, each fetched by itself (default 64); the semantic
+    /// signal ranks those. A single-file index ignores it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub rescore: Option<u32>,
 }
 
 /// Cross-encoder reranking: the `topN` best fused candidates are scored as (query, chunk) pairs
@@ -571,6 +577,7 @@ impl Default for SearchOptions {
             include_summary: false,
             rerank: None,
             probes: None,
+            rescore: None,
         }
     }
 }

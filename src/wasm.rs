@@ -355,6 +355,23 @@ impl FragmentedIndex {
         index.add(fragment, &bytes).map_err(js_error)
     }
 
+    /// Adds vector record `record` of records fragment `fragment` (a `need` entry with a
+    /// `record`) from its bytes, as fetched. A damaged record is an error and is not added.
+    #[wasm_bindgen(js_name = addRecord)]
+    pub fn add_record(
+        &self,
+        fragment: u32,
+        record: u32,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<(), JsError> {
+        let bytes = byte_array(&bytes, "the vector record")?;
+        let mut index = self
+            .index
+            .try_borrow_mut()
+            .map_err(|_| js_error("the index is busy"))?;
+        index.add_record(fragment, record, &bytes).map_err(js_error)
+    }
+
     /// The index's content hash: what a cache of its fragments is keyed by.
     #[wasm_bindgen(getter)]
     pub fn hash(&self) -> Result<String, JsError> {

@@ -51,6 +51,7 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
     let base = SearchOptions {
         mode,
         probes,
+        rescore: probes.map(|_| u32::MAX),
         now: Some(NOW),
         ..SearchOptions::default()
     };
@@ -86,7 +87,8 @@ fn same_answers(single: &Searcher, dir: &Path, embedder: Option<&Embedder>, mode
     let mut folder = Folder::open(dir).unwrap();
     let partitions = folder.index.meta().vectors.as_ref().map(|v| v.partitions);
     for &mode in modes {
-        // Every partition probed: the vector scan is then exact, as the single file's is.
+        // Every partition probed and every candidate re-scored: the vector search is then
+        // exact, as the single file's is.
         for options in options(mode, partitions) {
             for query in QUERIES {
                 let expected = single.search(query, &options).unwrap();

@@ -38,13 +38,16 @@ pub struct Fragmented {
     text: HashMap<u32, TextFragment>,
     centroids: Option<Centroids>,
     partitions: HashMap<u32, Partition>,
+    /// Vector records added: (records fragment, record) → int8 components and scale.
+    records: HashMap<(u32, u32), (Vec<i8>, f32)>,
 }
 
 /// What a search gives: its hits, or the fragments it needs first.
 #[derive(Debug)]
 pub enum Step {
     Hits(Vec<SearchHit>),
-    Need(Vec<u32>),
+    /// Fragments, and vector records (records fragment, record), to add first.
+    Need(Vec<u32>, Vec<(u32, u32)>),
 }
 
 fn damaged(what: String) -> Error {
@@ -67,7 +70,7 @@ impl Fragmented {
         let expected = meta.terms.len() as u64
             + meta.words.len() as u64
             + meta.text_chunks.len() as u64
-            + meta.vectors.as_ref().map_or(0, |v| 1 + v.partitions as u64);
+            + meta.vectors.as_ref().map_or(0, |v| 1 + 2 * v.partitions as u64);
         if meta.document_lengths.len() != meta.document_chunks.len()
             || fragments != expected
             || meta.pack_fragments.len() != meta.packs.len()
@@ -121,6 +124,7 @@ impl Fragmented {
             text: HashMap::new(),
             centroids: None,
             partitions: HashMap::new(),
+            records: HashMap::new(),
         })
     }
 
@@ -143,23 +147,29 @@ impl Fragmented {
                 hits: Some(hits),
                 need: None,
             },
-            Step::Need(fragments) => super::FragmentStep {
-                hits: None,
-                need: Some(
-                    fragments
-                        .into_iter()
-                        .filter_map(|f| {
-                            let (pack, offset, length) = self.address(f)?;
-                            Some(super::FragmentRequest {
-                                fragment: f,
-                                pack: pack.to_string(),
-                                offset,
-                                length,
-                            })
-                        })
-                        .collect(),
-                ),
-            },
+            Step::Need(fragments, records) => {
+                let record_length = self.record_length() as u32;
+                let request = |f: u32, record: Option<u32>| {
+                    let (pack, offset, length) = self.address(f)?;
+                    Some(super::FragmentRequest {
+                        fragment: f,
+                        record,
+                        pack: pack.to_string(),
+                        offset: offset + record.map_or(0, |r| r as u64 * record_length as u64),
+                        length: if record.is_some() { record_length } else { length },
+                    })
+                };
+                super::FragmentStep {
+                    hits: None,
+                    need: Some(
+                        fragments
+                            .into_iter()
+                            .filter_map(|f| request(f, None))
+                            .chain(records.into_iter().filter_map(|(f, r)| request(f, Some(r))))
+                            .collect(),
+                    ),
+                }
+            }
         }
     }
 
@@ -181,6 +191,7 @@ impl Fragmented {
             + self.words.len()
             + self.text.len()
             + self.partitions.len()
+            + self.records.len()
             + self.centroids.is_some() as usize
     }
 
@@ -269,8 +280,7 @@ impl Fragmented {
             Payload::Partition(p) if number > centroids => {
                 let (k, dim) = self.vector_shape();
                 if number - centroids - 1 >= k as u32
-                    || p.scales.len() != p.chunk_gaps.len()
-                    || p.values.len() != p.scales.len() * dim
+                    || p.codes.len() != p.chunk_gaps.len() * dim.div_ceil(8)
                     || (!p.chunk_gaps.is_empty()
                         && p.chunk_gaps.iter().map(|&g| g as u64).sum::<u64>() >= chunks)
                 {
@@ -281,6 +291,36 @@ impl Fragmented {
             _ => return bad("it is another kind of fragment"),
         }
         Ok(())
+    }
+
+    /// Adds vector record `record` of records fragment `fragment` from its bytes, checking its
+    /// length and checksum and that its partition has that many chunks.
+    pub fn add_record(&mut self, fragment: u32, record: u32, bytes: &[u8]) -> Result<()> {
+        let (k, dim) = self.vector_shape();
+        let first = self.meta.records_fragment(0);
+        let name = format!("vector record {record} of fragment {fragment}");
+        if k == 0 || !(first..first + k as u32).contains(&fragment) {
+            return Err(damaged(format!("{name} was asked for, but that is not a records fragment")));
+        }
+        let length = super::record_length(dim);
+        let (body, crc) = bytes.split_at(bytes.len().saturating_sub(4));
+        let scale = body
+            .get(dim..dim + 4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        if bytes.len() != length
+            || crc32fast::hash(body).to_le_bytes() != crc
+            || !scale.is_some_and(|s| s.is_finite())
+        {
+            return Err(damaged(format!("{name} is damaged")));
+        }
+        let values = body[..dim].iter().map(|&b| b as i8).collect();
+        self.records.insert((fragment, record), (values, scale.unwrap_or(0.0)));
+        Ok(())
+    }
+
+    /// The length of one vector record.
+    pub fn record_length(&self) -> usize {
+        super::record_length(self.vector_shape().1)
     }
 
     fn vector_shape(&self) -> (usize, usize) {
@@ -337,7 +377,7 @@ impl Fragmented {
             need.insert(self.meta.centroids_fragment());
         }
         if !need.is_empty() {
-            return Ok(Step::Need(need.into_iter().collect()));
+            return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
         }
         // Round 2: the word shards a misspelled word is looked for in (the words that share its
         // first letter), then the term shards of what the words expand to, and the partitions
@@ -358,7 +398,7 @@ impl Fragmented {
         }
         need.extend(word_shards.iter().filter(|s| !self.words.contains_key(s)));
         if !need.is_empty() {
-            return Ok(Step::Need(need.into_iter().collect()));
+            return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
         }
         let lexical = self.lexical(&query_terms, &word_shards);
         let expanded = expand::expand(&lexical, &analyzer, query, options);
@@ -370,28 +410,51 @@ impl Fragmented {
                 .filter_map(|&(t, _)| self.meta.term_shard(lexical.term(t)))
                 .filter(|s| !self.terms.contains_key(s)),
         );
-        let semantic_partitions = match vector {
+        let probes = match vector {
             Some(v) => {
                 let probes = self.probes(v, options)?;
                 need.extend(probes.iter().filter(|p| !self.partitions.contains_key(p)));
-                Some(probes)
+                probes
             }
-            None => None,
+            None => Vec::new(),
         };
         if !need.is_empty() {
-            return Ok(Step::Need(need.into_iter().collect()));
+            return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
         }
+        // Round 3: the vector records of the scan's best candidates.
+        let pool = search::pool(options);
+        let semantic_hits = match vector {
+            Some(v) => {
+                let candidates = self.scan(v, &probes, options);
+                let missing: Vec<(u32, u32)> = candidates
+                    .iter()
+                    .map(|&(_, fragment, record)| (fragment, record))
+                    .filter(|key| !self.records.contains_key(key))
+                    .collect();
+                if !missing.is_empty() {
+                    return Ok(Step::Need(Vec::new(), missing));
+                }
+                let mut hits: Vec<ScoredChunk> = candidates
+                    .iter()
+                    .map(|&(chunk, fragment, record)| {
+                        let (values, scale) = &self.records[&(fragment, record)];
+                        ScoredChunk {
+                            chunk,
+                            score: scale * dot_i8(v, values),
+                        }
+                    })
+                    .collect();
+                search::top_k(&mut hits, pool, |h| h.score, |h| h.chunk);
+                hits
+            }
+            None => Vec::new(),
+        };
         // Everything is in: the expansions' postings too.
         let lexical = self.lexical(&query_terms, &word_shards);
-        let pool = search::pool(options);
         let lexical_hits = if lexical_ran {
             lexical.search_words(&expanded.words, pool, None)
         } else {
             Vec::new()
-        };
-        let semantic_hits = match (vector, &semantic_partitions) {
-            (Some(v), Some(probes)) => self.scan(v, probes, pool),
-            _ => Vec::new(),
         };
         let (candidates, score_kind) = search::fuse_signals(
             &lexical_hits,
@@ -426,7 +489,7 @@ impl Fragmented {
             .filter(|f| !self.text.contains_key(f))
             .collect();
         if !need.is_empty() {
-            return Ok(Step::Need(need.into_iter().collect()));
+            return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
         }
 
         let (view, chunk_in_view) = self.view(&wanted, lexical);
@@ -571,22 +634,47 @@ impl Fragmented {
             .collect())
     }
 
-    /// The `limit` chunks of the probed partitions most similar to `query`.
-    fn scan(&self, query: &[f32], probes: &[u32], limit: usize) -> Vec<ScoredChunk> {
-        let dim = query.len();
-        let mut hits = Vec::new();
-        for p in probes.iter().map(|f| &self.partitions[f]) {
-            let mut chunk = 0u32;
-            for ((gap, v), scale) in p.chunk_gaps.iter().zip(p.values.chunks_exact(dim)).zip(&p.scales) {
-                chunk += gap;
-                hits.push(ScoredChunk {
-                    chunk,
-                    score: scale * dot_i8(query, v),
-                });
+    /// The candidates of the probed partitions whose binary codes score best against `query`
+    /// (`rescore` of them): (chunk, records fragment, record).
+    fn scan(&self, query: &[f32], probes: &[u32], options: &SearchOptions) -> Vec<(u32, u32, u32)> {
+        let bytes = query.len().div_ceil(8);
+        // For each code byte, twice the query's sum over each pattern of set bits: a code's
+        // score, Σ over set bits − Σ over clear bits, is then 2 Σ set − Σ all, one lookup a byte
+        // (Σ all is the same for every code, so it is left out).
+        let mut table = vec![0f32; bytes * 256];
+        for (j, part) in query.chunks(8).enumerate() {
+            for pattern in 0..256usize {
+                table[j * 256 + pattern] = part
+                    .iter()
+                    .enumerate()
+                    .filter(|(b, _)| pattern >> b & 1 == 1)
+                    .map(|(_, x)| 2.0 * x)
+                    .sum::<f32>();
             }
         }
-        search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
-        hits
+        let mut scored: Vec<(f32, u32, u32, u32)> = Vec::new();
+        for &fragment in probes {
+            let p = &self.partitions[&fragment];
+            let records = fragment + self.vector_shape().0 as u32;
+            let mut chunk = 0u32;
+            for (i, (gap, code)) in p.chunk_gaps.iter().zip(p.codes.chunks_exact(bytes)).enumerate() {
+                chunk += gap;
+                let score: f32 = code
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &c)| table[j * 256 + c as usize])
+                    .sum();
+                scored.push((score, chunk, records, i as u32));
+            }
+        }
+        let depth = options.rescore.unwrap_or(super::DEFAULT_RESCORE).max(1) as usize;
+        let order = |a: &(f32, u32, u32, u32), b: &(f32, u32, u32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if scored.len() > depth {
+            scored.select_nth_unstable_by(depth - 1, order);
+            scored.truncate(depth);
+        }
+        scored.sort_unstable_by(order);
+        scored.into_iter().map(|(_, c, f, r)| (c, f, r)).collect()
     }
 
     /// An index of the `chunks` (loaded) and their documents, with those documents' links and
@@ -732,24 +820,35 @@ pub mod native {
             loop {
                 match self.index.search(query, context, options)? {
                     Step::Hits(hits) => return Ok(hits),
-                    Step::Need(fragments) => {
+                    Step::Need(fragments, records) => {
                         self.rounds += 1;
                         for f in fragments {
-                            let bytes = self.read(f)?;
+                            let bytes = self.read(f, None)?;
                             self.bytes += bytes.len() as u64;
                             let plain = gunzip(&bytes, &format!("fragment {f}"))?;
                             self.index.add(f, &plain)?;
+                        }
+                        for (f, r) in records {
+                            let bytes = self.read(f, Some(r))?;
+                            self.bytes += bytes.len() as u64;
+                            self.index.add_record(f, r, &bytes)?;
                         }
                     }
                 }
             }
         }
 
-        fn read(&self, fragment: u32) -> Result<Vec<u8>> {
+        /// Fragment `fragment`'s bytes, or one of its records.
+        fn read(&self, fragment: u32, record: Option<u32>) -> Result<Vec<u8>> {
             use std::io::{Read, Seek, SeekFrom};
-            let (pack, offset, length) = self.index.address(fragment).ok_or_else(|| {
+            let (pack, mut offset, mut length) = self.index.address(fragment).ok_or_else(|| {
                 Error::InvalidIndex(format!("fragment {fragment} is not in the meta file"))
             })?;
+            if let Some(r) = record {
+                let size = self.index.record_length() as u32;
+                offset += r as u64 * size as u64;
+                length = size;
+            }
             let mut file = std::fs::File::open(self.dir.join(PACK_DIR).join(pack))?;
             file.seek(SeekFrom::Start(offset))?;
             let mut bytes = vec![0u8; length as usize];

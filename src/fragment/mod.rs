@@ -64,6 +64,9 @@ pub struct VectorMeta {
     pub default_probes: u32,
 }
 
+/// How many candidates of the binary scan are re-scored with their int8 vectors by default.
+pub const DEFAULT_RESCORE: u32 = 64;
+
 /// A fragment's bytes: `length` bytes of pack `pack` from `offset`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Address {
@@ -146,12 +149,21 @@ pub struct Centroids {
     pub scales: Vec<f32>,
 }
 
-/// The chunks nearest one centroid and their int8 vectors (the single file's own bytes).
+/// The chunks nearest one centroid, and each one's vector as a binary code (a bit a component,
+/// set when it is ≥ 0, least significant bit first), what a query scans. Each chunk's int8
+/// vector (the single file's own bytes) is a record of the partition's records fragment, fetched
+/// by range only for the candidates the scan puts first.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Partition {
     pub chunk_gaps: Vec<u32>,
-    pub values: Vec<i8>,
-    pub scales: Vec<f32>,
+    pub codes: Vec<u8>,
+}
+
+/// The length of a vector record: `dimension` int8 components, the f32 scale and a CRC-32 of
+/// both (little-endian). A records fragment is its partition's records end to end, not gzipped,
+/// so that one record is one range of its pack.
+pub fn record_length(dimension: usize) -> usize {
+    dimension + 8
 }
 
 impl Meta {
@@ -172,6 +184,11 @@ impl Meta {
         self.centroids_fragment() + 1 + partition
     }
 
+    /// The fragment of partition `partition`'s int8 vector records.
+    pub fn records_fragment(&self, partition: u32) -> u32 {
+        self.partition_fragment(partition) + self.vectors.as_ref().map_or(0, |v| v.partitions)
+    }
+
     /// The term shard that holds `term`, if any could.
     pub fn term_shard(&self, term: &str) -> Option<u32> {
         let i = self.terms.partition_point(|t| t.as_str() <= term);
@@ -190,11 +207,15 @@ impl Meta {
     }
 }
 
-/// A fragment a search needs: `length` bytes of `p/<pack>` from `offset`, gzipped.
+/// A fragment a search needs: `length` bytes of `p/<pack>` from `offset`, gzipped; or, with
+/// `record`, one vector record of a records fragment, as it is (add it with `addRecord`).
 #[derive(Debug, Clone, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct FragmentRequest {
     pub fragment: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub record: Option<u32>,
     pub pack: String,
     pub offset: u64,
     pub length: u32,

@@ -54,6 +54,8 @@ pub struct Layout {
 /// Cuts `index` into fragments.
 pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     let mut fragments: Vec<Payload> = Vec::new();
+    // The records fragments (after every other): raw bytes, one range a vector.
+    let mut raw: Vec<Vec<u8>> = Vec::new();
     let (terms, shards) = term_shards(index, options.shard_postings.max(1));
     fragments.extend(shards.into_iter().map(Payload::Terms));
     let (words, word_shards) = word_shards(index, options.shard_words.max(1));
@@ -66,9 +68,10 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
                 .partitions
                 .unwrap_or_else(|| ((v.len() as f64).sqrt() / 2.0).round() as usize)
                 .clamp(1, v.len().min(65_536));
-            let (centroids, partitions) = ivf(&v.to_flat(), v.dimension(), k);
+            let (centroids, partitions, records) = ivf(&v.to_flat(), v.dimension(), k);
             fragments.push(Payload::Centroids(centroids));
             fragments.extend(partitions.into_iter().map(Payload::Partition));
+            raw = records;
             Some(VectorMeta {
                 model: v.model.clone(),
                 partitions: k as u32,
@@ -78,7 +81,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         _ => None,
     };
 
-    let encoded: Vec<Vec<u8>> = fragments
+    let mut encoded: Vec<Vec<u8>> = fragments
         .into_par_iter()
         .enumerate()
         .map(|(number, payload)| {
@@ -88,6 +91,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
             })
         })
         .collect::<Result<_>>()?;
+    encoded.extend(raw);
     let mut hash = Sha256::new();
     let mut packs: Vec<(String, Vec<u8>)> = Vec::new();
     let mut pack_fragments = Vec::new();
@@ -319,8 +323,9 @@ fn default_probes(partitions: usize) -> u32 {
 }
 
 /// Spherical k-means (seeded by evenly spaced vectors, so builds are reproducible), then each
-/// vector in its nearest centroid's partition, stored in int8 as the single file stores it.
-fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>) {
+/// vector in its nearest centroid's partition: its binary code there, and its int8 record (as
+/// the single file stores it) in the partition's records.
+pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>, Vec<Vec<u8>>) {
     let n = vectors.len() / dim;
     let row = |i: usize| &vectors[i * dim..(i + 1) * dim];
     let mut centroids: Vec<f32> = (0..k).flat_map(|j| row(j * n / k).to_vec()).collect();
@@ -379,19 +384,32 @@ fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>) {
     let mut partitions: Vec<Partition> = (0..k)
         .map(|_| Partition {
             chunk_gaps: Vec::new(),
-            values: Vec::new(),
-            scales: Vec::new(),
+            codes: Vec::new(),
         })
         .collect();
+    let mut records = vec![Vec::new(); k];
     let mut last = vec![0u32; k];
+    let mut values = Vec::with_capacity(dim);
     for (i, &j) in assignment.iter().enumerate() {
-        let p = &mut partitions[j as usize];
-        p.chunk_gaps.push(i as u32 - last[j as usize]);
-        last[j as usize] = i as u32;
-        let scale = quantize_into(row(i), &mut p.values);
-        p.scales.push(scale);
+        let j = j as usize;
+        let p = &mut partitions[j];
+        p.chunk_gaps.push(i as u32 - last[j]);
+        last[j] = i as u32;
+        p.codes.extend(row(i).chunks(8).map(|byte| {
+            byte.iter()
+                .enumerate()
+                .fold(0u8, |code, (b, x)| code | (((*x >= 0.0) as u8) << b))
+        }));
+        values.clear();
+        let scale = quantize_into(row(i), &mut values);
+        let record = &mut records[j];
+        let start = record.len();
+        record.extend(values.iter().map(|&v| v as u8));
+        record.extend_from_slice(&scale.to_le_bytes());
+        let crc = crc32fast::hash(&record[start..]);
+        record.extend_from_slice(&crc.to_le_bytes());
     }
-    (stored, partitions)
+    (stored, partitions, records)
 }
 
 /// Writes `index` as a fragmented layout into `dir`: packs, then the meta file by rename, then
