@@ -67,6 +67,7 @@ for (const method of ["search", "searchWithVector"]) {
 const single = flag("--single") ? SearchIndex.fromBytes(readFileSync(join(flag("--single"), "index.cairn"))) : null;
 
 const rows = [];
+const recall = [];
 let identical = 0;
 for (const [i, query] of queries.entries()) {
   const before = log.length;
@@ -94,6 +95,15 @@ for (const [i, query] of queries.entries()) {
     const same = JSON.stringify(expected.map((h) => h.id)) === JSON.stringify(hits.map((h) => h.id));
     identical += same;
     if (!same && !vector) console.error(`top 10 differ for ${JSON.stringify(query)}`);
+    if (vector) {
+      // Recall@10 of the vector side against the single file's exact scan (bytes not counted).
+      const semantic = { ...options, mode: "semantic" };
+      const exact = new Set(single.searchWithVector(query, vector, semantic).map((h) => h.id));
+      const before = log.length;
+      const found = await fragments.search(query, semantic, vector);
+      log.length = before;
+      recall.push(found.filter((h) => exact.has(h.id)).length / Math.max(1, exact.size));
+    }
   }
   rows.push({ query, requests: count, rounds, bytes, ms, simulated, first: hits[0]?.id });
 }
@@ -112,3 +122,4 @@ console.log(`first query: ${kb(rows[0].bytes)} kB in ${rows[0].requests} request
 const laterBytes = later.map((r) => r.bytes);
 console.log(`later queries: median ${kb(pct(laterBytes, 0.5))} kB, p95 ${kb(pct(laterBytes, 0.95))} kB, max ${kb(Math.max(...laterBytes))} kB; median ${pct(later.map((r) => r.requests), 0.5)} requests; simulated median ${pct(later.map((r) => r.simulated), 0.5).toFixed(0)} ms, p95 ${pct(later.map((r) => r.simulated), 0.95).toFixed(0)} ms; local median ${pct(later.map((r) => r.ms), 0.5).toFixed(1)} ms`);
 if (single) console.log(`top 10 identical to the single file: ${identical} of ${rows.length}`);
+if (recall.length) console.log(`semantic recall@10 against the single file's exact scan: ${(recall.reduce((a, b) => a + b, 0) / recall.length).toFixed(3)} over ${recall.length} queries (probes ${probes ?? "default"})`);

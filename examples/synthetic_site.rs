@@ -114,7 +114,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut texts = Vec::new();
     let mut query_vectors: Vec<f32> = Vec::new();
     let mut json = Vec::new();
-    for _ in 0..query_count {
+    while texts.len() < query_count {
         let (sentences, _, vector) = &pool[(next(&mut rng) * pool.len() as f64) as usize % pool.len()];
         let text: String = sentences[0]
             .split_whitespace()
@@ -122,6 +122,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .take(4)
             .collect::<Vec<_>>()
             .join(" ");
+        if text.is_empty() {
+            continue;
+        }
         let v = perturb(vector, 0.05, &mut rng);
         let exact: Vec<String> = vector_index
             .search_exact(&v, 10, None)

@@ -272,7 +272,7 @@ impl Fragmented {
             }
             Payload::Centroids(c) if number == centroids => {
                 let (k, dim) = self.vector_shape();
-                if c.scales.len() != k || c.values.len() != k * dim {
+                if c.codes.len() != k * dim.div_ceil(8) {
                     return bad("its centroids");
                 }
                 self.centroids = Some(c);
@@ -617,14 +617,14 @@ impl Fragmented {
         };
         let default = self.meta.vectors.as_ref().map_or(1, |v| v.default_probes);
         let probes = options.probes.unwrap_or(default).clamp(1, k as u32) as usize;
+        let table = code_table(query);
         let mut scored: Vec<ScoredChunk> = centroids
-            .values
-            .chunks_exact(dim)
-            .zip(&centroids.scales)
+            .codes
+            .chunks_exact(dim.div_ceil(8))
             .enumerate()
-            .map(|(j, (c, s))| ScoredChunk {
+            .map(|(j, code)| ScoredChunk {
                 chunk: j as u32,
-                score: s * dot_i8(query, c),
+                score: code_score(&table, code),
             })
             .collect();
         search::top_k(&mut scored, probes, |s| s.score, |s| s.chunk);
@@ -638,20 +638,7 @@ impl Fragmented {
     /// (`rescore` of them): (chunk, records fragment, record).
     fn scan(&self, query: &[f32], probes: &[u32], options: &SearchOptions) -> Vec<(u32, u32, u32)> {
         let bytes = query.len().div_ceil(8);
-        // For each code byte, twice the query's sum over each pattern of set bits: a code's
-        // score, Σ over set bits − Σ over clear bits, is then 2 Σ set − Σ all, one lookup a byte
-        // (Σ all is the same for every code, so it is left out).
-        let mut table = vec![0f32; bytes * 256];
-        for (j, part) in query.chunks(8).enumerate() {
-            for pattern in 0..256usize {
-                table[j * 256 + pattern] = part
-                    .iter()
-                    .enumerate()
-                    .filter(|(b, _)| pattern >> b & 1 == 1)
-                    .map(|(_, x)| 2.0 * x)
-                    .sum::<f32>();
-            }
-        }
+        let table = code_table(query);
         let mut scored: Vec<(f32, u32, u32, u32)> = Vec::new();
         for &fragment in probes {
             let p = &self.partitions[&fragment];
@@ -659,12 +646,7 @@ impl Fragmented {
             let mut chunk = 0u32;
             for (i, (gap, code)) in p.chunk_gaps.iter().zip(p.codes.chunks_exact(bytes)).enumerate() {
                 chunk += gap;
-                let score: f32 = code
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &c)| table[j * 256 + c as usize])
-                    .sum();
-                scored.push((score, chunk, records, i as u32));
+                scored.push((code_score(&table, code), chunk, records, i as u32));
             }
         }
         let depth = options.rescore.unwrap_or(super::DEFAULT_RESCORE).max(1) as usize;
@@ -748,6 +730,31 @@ impl Fragmented {
         );
         (index, chunk_in_view)
     }
+}
+
+/// For each byte of a binary code, twice the query's sum over each pattern of set bits: a
+/// code's score, Σ over set bits − Σ over clear bits, is then 2 Σ set − Σ all, one lookup a byte
+/// (Σ all is the same for every code, so it is left out).
+fn code_table(query: &[f32]) -> Vec<f32> {
+    let mut table = vec![0f32; query.len().div_ceil(8) * 256];
+    for (j, part) in query.chunks(8).enumerate() {
+        for pattern in 0..256usize {
+            table[j * 256 + pattern] = part
+                .iter()
+                .enumerate()
+                .filter(|(b, _)| pattern >> b & 1 == 1)
+                .map(|(_, x)| 2.0 * x)
+                .sum::<f32>();
+        }
+    }
+    table
+}
+
+fn code_score(table: &[f32], code: &[u8]) -> f32 {
+    code.iter()
+        .enumerate()
+        .map(|(j, &c)| table[j * 256 + c as usize])
+        .sum()
 }
 
 /// A document known only as a link's other end.

@@ -142,11 +142,20 @@ pub struct LinkedDocument {
     pub title: String,
 }
 
-/// The IVF coarse centroids, int8 with a scale each.
+/// The IVF coarse centroids, as binary codes like the partitions' (a query ranks them the same
+/// way): a 100k-chunk site's 632 centroids are 30 kB.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Centroids {
-    pub values: Vec<i8>,
-    pub scales: Vec<f32>,
+    pub codes: Vec<u8>,
+}
+
+/// `v` as a binary code: a bit a component, set when it is ≥ 0, least significant bit first.
+pub fn binary_code(v: &[f32]) -> impl Iterator<Item = u8> + '_ {
+    v.chunks(8).map(|byte| {
+        byte.iter()
+            .enumerate()
+            .fold(0u8, |code, (b, x)| code | (((*x >= 0.0) as u8) << b))
+    })
 }
 
 /// The chunks nearest one centroid, and each one's vector as a binary code (a bit a component,

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{
-    Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
+    binary_code, Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
     TermShard, TextFragment, WordShard, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
 };
 use crate::error::{Error, Result};
@@ -28,7 +28,7 @@ pub struct Options {
     pub shard_words: usize,
     pub text_bytes: usize,
     pub pack_bytes: usize,
-    /// IVF partitions (default: about √chunks / 2).
+    /// IVF partitions (default: 2 √chunks, 632 for 100k).
     pub partitions: Option<usize>,
 }
 
@@ -66,7 +66,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         Some(v) if !v.is_empty() => {
             let k = options
                 .partitions
-                .unwrap_or_else(|| ((v.len() as f64).sqrt() / 2.0).round() as usize)
+                .unwrap_or_else(|| (2.0 * (v.len() as f64).sqrt()).round() as usize)
                 .clamp(1, v.len().min(65_536));
             let (centroids, partitions, records) = ivf(&v.to_flat(), v.dimension(), k);
             fragments.push(Payload::Centroids(centroids));
@@ -319,7 +319,7 @@ fn text_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<TextFragment>) {
 /// How many partitions a query scans by default: chosen by the recall measurement of
 /// `docs/benchmarks.md` (recall@10 ≥ 0.95 against the exact scan).
 fn default_probes(partitions: usize) -> u32 {
-    (partitions as u32 / 8).clamp(1, 24).min(partitions as u32)
+    4.min(partitions as u32)
 }
 
 /// Spherical k-means (seeded by evenly spaced vectors, so builds are reproducible), then each
@@ -373,14 +373,9 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>,
         }
         assignment = next;
     }
-    let mut stored = Centroids {
-        values: Vec::with_capacity(k * dim),
-        scales: Vec::with_capacity(k),
+    let stored = Centroids {
+        codes: centroids.chunks_exact(dim).flat_map(binary_code).collect(),
     };
-    for c in centroids.chunks_exact(dim) {
-        let scale = quantize_into(c, &mut stored.values);
-        stored.scales.push(scale);
-    }
     let mut partitions: Vec<Partition> = (0..k)
         .map(|_| Partition {
             chunk_gaps: Vec::new(),
@@ -395,11 +390,7 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>,
         let p = &mut partitions[j];
         p.chunk_gaps.push(i as u32 - last[j]);
         last[j] = i as u32;
-        p.codes.extend(row(i).chunks(8).map(|byte| {
-            byte.iter()
-                .enumerate()
-                .fold(0u8, |code, (b, x)| code | (((*x >= 0.0) as u8) << b))
-        }));
+        p.codes.extend(binary_code(row(i)));
         values.clear();
         let scale = quantize_into(row(i), &mut values);
         let record = &mut records[j];
