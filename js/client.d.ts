@@ -6,7 +6,7 @@ export type * from "./web/cairn.js";
 export interface ProgressEvent { what: "index" | "model"; loaded: number; total: number; fromCache?: boolean }
 export interface ModelEvent { ready: boolean; fromCache?: boolean; error?: string }
 export interface OpenOptions {
-  /** URL of index.cairn. */
+  /** URL of index.cairn, or of a fragmented index's meta.cairn. */
   index: string;
   /** URL of the index's model/ folder; leave out for lexical search only. */
   model?: string;
@@ -22,9 +22,13 @@ export declare function safeUrl(url: string, base?: string): string | null;
 export declare class Cairn {
   static open(options: OpenOptions): Promise<Cairn>;
   readonly modelReady: boolean;
-  readonly info: { documentCount: number; chunkCount: number; hasVectors: boolean };
+  readonly info: { documentCount: number; chunkCount: number; hasVectors: boolean; fragmented?: boolean };
   readonly mode: "worker" | "main thread";
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+  /** A search with a query embedding computed elsewhere (L2-normalized, by the index's model). */
+  searchWithVector(query: string, vector: Float32Array | number[], options?: SearchOptions): Promise<SearchHit[]>;
+  /** On a fragmented index, what its fragments have cost so far: requests, bytes (as sent), fragments read from the Cache API. */
+  fragmentStats(): Promise<{ requests: number; bytes: number; fromCache: number } | null>;
   searchDocuments(query: string, options?: DocumentSearchOptions): Promise<DocumentSearchResponse>;
   buildContext(query: string, options?: ContextOptions): Promise<ContextResponse>;
   close(): void;

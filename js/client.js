@@ -76,8 +76,9 @@ export class Cairn {
     } else {
       let opened = null;
       cairn.#call = async (method, ...args) => {
+        if (method === "fragmentStats") return opened.index.stats ?? null;
         if (method !== "open") {
-          await prepareRerank(opened, args[1]);
+          await prepareRerank(opened, args.at(-1));
           return opened.index[method](...args);
         }
         const result = await openIndex(webModules, indexUrl, modelUrl, onEvent);
@@ -97,6 +98,16 @@ export class Cairn {
    */
   search(query, options) {
     return this.#call("search", query, resolved(options));
+  }
+
+  /** SearchHit[] for a query embedding computed elsewhere (L2-normalized, by the index's model). */
+  searchWithVector(query, vector, options) {
+    return this.#call("searchWithVector", query, Array.from(vector), resolved(options));
+  }
+
+  /** On a fragmented index, { requests, bytes, fromCache } its fragments have cost so far; else null. */
+  fragmentStats() {
+    return this.#call("fragmentStats");
   }
 
   /** Hits grouped by document; see DocumentSearchOptions. */

@@ -205,6 +205,7 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
   const opened = {
     index: {
       search: (query, options) => fragments.search(query, options, encoder && options?.mode !== "lexical" ? encoder.embed(query) : null),
+      searchWithVector: (query, vector, options) => fragments.search(query, options, Float32Array.from(vector)),
       searchDocuments: unsupported("searchDocuments"),
       buildContext: unsupported("buildContext"),
       stats: fragments.stats,

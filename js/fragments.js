@@ -100,14 +100,15 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     return new Map(run.map((r) => [key(r), bytes.slice(r.offset - start, r.offset - start + r.length)]));
   }
 
-  /** The gzipped bytes of every requested fragment: from the cache, else in joined runs. */
+  /** Every requested fragment's bytes (gzip; records as they are), and whether they came over
+   * the network: from the cache, else in joined runs. */
   async function fetchAll(requests) {
     const got = new Map();
     const missing = [];
     for (const r of requests) {
       const hit = cache && (await cache.match(cacheKey(r)).catch(() => undefined));
       if (hit) {
-        got.set(key(r), new Uint8Array(await hit.arrayBuffer()));
+        got.set(key(r), { bytes: new Uint8Array(await hit.arrayBuffer()), fetched: false });
         stats.fromCache += 1;
       } else missing.push(r);
     }
@@ -126,12 +127,7 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
         }),
       ),
     );
-    const byKey = new Map(missing.map((r) => [key(r), r]));
-    for (const map of fetched)
-      for (const [k, bytes] of map) {
-        got.set(k, bytes);
-        cache?.put(cacheKey(byKey.get(k)), new Response(bytes)).catch(() => {});
-      }
+    for (const map of fetched) for (const [k, bytes] of map) got.set(k, { bytes, fetched: true });
     return got;
   }
 
@@ -142,9 +138,11 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
       const all = fetchAll(mine);
       for (const r of mine) {
         const one = all.then(async (got) => {
-          const bytes = got.get(key(r));
-          if (r.record !== undefined) return index.addRecord(r.fragment, r.record, bytes);
-          index.addFragment(r.fragment, await gunzip(bytes, `fragment ${r.fragment} of ${new URL(r.pack, base)}`));
+          const { bytes, fetched } = got.get(key(r));
+          if (r.record !== undefined) index.addRecord(r.fragment, r.record, bytes);
+          else index.addFragment(r.fragment, await gunzip(bytes, `fragment ${r.fragment} of ${new URL(r.pack, base)}`));
+          // Kept for the next visit only once the index has checked and taken it.
+          if (fetched) cache?.put(cacheKey(r), new Response(bytes)).catch(() => {});
         });
         inflight.set(key(r), one);
         // A failed fragment is forgotten, so the next search that needs it tries again.

@@ -14,6 +14,8 @@ const methods = {
   },
   // A search with `rerank` first loads the cross-encoder it names (once).
   search: async (query, options) => (await prepareRerank(opened, options), opened.index.search(query, options)),
+  searchWithVector: async (query, vector, options) => (await prepareRerank(opened, options), opened.index.searchWithVector(query, vector, options)),
+  fragmentStats: async () => opened.index.stats ?? null,
   searchDocuments: async (query, options) => (await prepareRerank(opened, options), opened.index.searchDocuments(query, options)),
   buildContext: async (query, options) => (await prepareRerank(opened, options), opened.index.buildContext(query, options)),
 };

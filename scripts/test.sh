@@ -41,6 +41,9 @@ target/debug/cairn index tests/fixtures/docs --no-embed --out target/test-fixtur
 target/debug/cairn index tests/fixtures/linked --no-embed --summaries --chunk-words 12 --out target/test-fixtures/linked >/dev/null
 scripts/build-pkg.sh
 scripts/build-demo-index.sh
+# A 100k-chunk site with vectors, made from the demo's own chunks, for the fragmented index's
+# browser test (tests/browser/fragments.test.mjs).
+target/debug/examples/synthetic_site www/index target/test-fixtures/site-100k 100000 20
 
 step "TypeScript: a consumer of the generated types, tsc --strict"
 npx tsc -p tests/ts

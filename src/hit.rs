@@ -513,14 +513,15 @@ pub struct SearchOptions {
     #[tsify(optional)]
     pub rerank: Option<Rerank>,
     /// On a fragmented index, how many vector partitions (nearest centroids first) a semantic
-    /// search scans (default: the index's own, chosen at build time for recall@10 ≥ 0.95);
-    /// more is more exact and more bytes. A single-file index ignores it.
+    /// search scans (default: the index's own, a quarter of them, at most 16); more is more
+    /// exact and more bytes. A single-file index ignores it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub probes: Option<u32>,
     /// On a fragmented index, how many candidates of the partitions' binary-code scan are
-    /// re-scored with their int8 vectors, each fetched by itself (default 64); the semantic
-    /// signal ranks those. A single-file index ignores it.
+    /// re-scored with their int8 vectors, each fetched by itself (default: `candidates`, the
+    /// pool the semantic signal contributes); the semantic signal ranks those. A single-file
+    /// index ignores it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub rescore: Option<u32>,

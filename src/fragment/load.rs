@@ -649,7 +649,7 @@ impl Fragmented {
                 scored.push((code_score(&table, code), chunk, records, i as u32));
             }
         }
-        let depth = options.rescore.unwrap_or(super::DEFAULT_RESCORE).max(1) as usize;
+        let depth = options.rescore.map_or(search::pool(options), |r| r.max(1) as usize);
         let order = |a: &(f32, u32, u32, u32), b: &(f32, u32, u32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
         if scored.len() > depth {
             scored.select_nth_unstable_by(depth - 1, order);

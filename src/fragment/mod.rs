@@ -64,8 +64,6 @@ pub struct VectorMeta {
     pub default_probes: u32,
 }
 
-/// How many candidates of the binary scan are re-scored with their int8 vectors by default.
-pub const DEFAULT_RESCORE: u32 = 64;
 
 /// A fragment's bytes: `length` bytes of pack `pack` from `offset`.
 #[derive(Debug, Clone, Copy, PartialEq)]
