@@ -1,12 +1,15 @@
-//! A large site made from a small real one, for measuring (and testing) a fragmented index at
+//! A large site made from small real ones, for measuring (and testing) a fragmented index at
 //! sizes this machine cannot embed: `N` chunks in documents of 8, each chunk's text a mix of
-//! sentences of the source's chunks and its vector a real embedding of the chunk it mostly
-//! comes from, perturbed (σ = 0.02 a component before renormalizing, as `bench_vectors` does).
+//! sentences of the text sources' chunks (`--text`, default the vector sources), and its vector
+//! either a real embedding perturbed (σ = 0.02 a component before renormalizing, as
+//! `bench_vectors` does), or with `--mix`, a random blend of three real embeddings plus that
+//! noise (so that a small source does not give 100k near-copies of a few points).
 //! Writes OUT/single (index.cairn), OUT/fragments (meta.cairn and packs) and the queries:
 //! OUT/queries.txt (one a line), OUT/queries.f32 (their vectors: real source embeddings
 //! perturbed with σ = 0.05) and OUT/queries.json (text, vector, and the exact semantic top 10).
 //!
 //!   cargo run --example synthetic_site -- SOURCE_DIR[,SOURCE_DIR...] OUT_DIR N [QUERIES]
+//!       [--text TEXT_DIR[,TEXT_DIR...]] [--mix]
 
 use std::path::Path;
 
@@ -19,40 +22,66 @@ const PER_DOCUMENT: usize = 8;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let mix = args.iter().any(|a| a == "--mix");
+    let text_sources = flag("--text");
+    let args: Vec<String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with("--") && !(*i > 0 && args[i - 1] == "--text"))
+        .map(|(_, a)| a.clone())
+        .collect();
     let [sources, out, n, rest @ ..] = &args[..] else {
         return Err("usage: synthetic_site SOURCE_DIR[,SOURCE_DIR...] OUT_DIR N [QUERIES]".into());
     };
     let n: usize = n.parse()?;
     let query_count: usize = rest.first().map_or(Ok(50), |q| q.parse())?;
     let out = Path::new(out);
-    let sources: Vec<(String, Index)> = sources
-        .split(',')
-        .map(|dir| {
-            let bytes = std::fs::read(Path::new(dir).join("index.cairn"))?;
-            Ok((dir.to_string(), format::read(&bytes)?))
-        })
-        .collect::<Result<_, Box<dyn std::error::Error>>>()?;
-    let first = &sources[0].1;
+    let open = |dirs: &str| -> Result<Vec<Index>, Box<dyn std::error::Error>> {
+        dirs.split(',')
+            .map(|dir| Ok(format::read(&std::fs::read(Path::new(dir).join("index.cairn"))?)?))
+            .collect()
+    };
+    let sources = open(sources)?;
+    let texts = match &text_sources {
+        Some(dirs) => open(dirs)?,
+        None => Vec::new(),
+    };
+    let first = &sources[0];
     let model = first.vectors.as_ref().ok_or("the source index has no vectors")?.model.clone();
     let dim = model.dimension as usize;
-    // Every source chunk: its text's sentences, its title and its vector.
+    // Every source chunk's sentences and title; the vector sources' chunks with their vectors.
+    let sentences_of = |chunk: &Chunk| -> Vec<String> {
+        chunk
+            .text
+            .split_inclusive(['.', '!', '?'])
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
     let mut pool: Vec<(Vec<String>, String, Vec<f32>)> = Vec::new();
-    for (_, index) in &sources {
+    for index in &sources {
         let vectors = index.vectors.as_ref().ok_or("a source index has no vectors")?.to_flat();
         for (c, chunk) in index.chunks.iter().enumerate() {
-            let sentences: Vec<String> = chunk
-                .text
-                .split_inclusive(['.', '!', '?'])
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect();
+            let sentences = sentences_of(chunk);
             if !sentences.is_empty() {
                 let title = index.document_of(chunk).title.clone();
                 pool.push((sentences, title, vectors[c * dim..(c + 1) * dim].to_vec()));
             }
         }
     }
-    println!("{} real chunks from {} sources", pool.len(), sources.len());
+    let text_pool: Vec<(Vec<String>, String)> = texts
+        .iter()
+        .flat_map(|index| {
+            index.chunks.iter().map(|chunk| (sentences_of(chunk), index.document_of(chunk).title.clone()))
+        })
+        .filter(|(s, _)| !s.is_empty())
+        .collect();
+    println!(
+        "{} real chunks with vectors, {} of text",
+        pool.len(),
+        if text_pool.is_empty() { pool.len() } else { text_pool.len() }
+    );
     let mut rng = 0x2545_f491_4f6c_dd1d_u64;
     let mut documents = Vec::new();
     let mut chunks = Vec::new();
@@ -60,7 +89,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for i in 0..n {
         let doc = (i / PER_DOCUMENT) as u32;
         let s = (next(&mut rng) * pool.len() as f64) as usize % pool.len();
-        let (sentences, title, vector) = &pool[s];
+        let (own_sentences, own_title, vector) = &pool[s];
+        let (sentences, title) = if text_pool.is_empty() {
+            (own_sentences, own_title)
+        } else {
+            let t = &text_pool[(next(&mut rng) * text_pool.len() as f64) as usize % text_pool.len()];
+            (&t.0, &t.1)
+        };
         if i % PER_DOCUMENT == 0 {
             documents.push(Document {
                 id: format!("page-{doc}"),
@@ -90,7 +125,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             source_offset: 0,
             pages: None,
         });
-        vectors.extend(perturb(vector, 0.02, &mut rng));
+        if mix {
+            let mut blend: Vec<f32> = vector.iter().map(|x| x * next(&mut rng) as f32).collect();
+            for _ in 0..2 {
+                let other = &pool[(next(&mut rng) * pool.len() as f64) as usize % pool.len()].2;
+                let w = next(&mut rng) as f32;
+                blend.iter_mut().zip(other).for_each(|(b, o)| *b += w * o);
+            }
+            vectors.extend(perturb(&blend, 0.02, &mut rng));
+        } else {
+            vectors.extend(perturb(vector, 0.02, &mut rng));
+        }
     }
     let analyzer = first.analyzer();
     let mut words = Vec::new();

@@ -41,9 +41,13 @@ target/debug/cairn index tests/fixtures/docs --no-embed --out target/test-fixtur
 target/debug/cairn index tests/fixtures/linked --no-embed --summaries --chunk-words 12 --out target/test-fixtures/linked >/dev/null
 scripts/build-pkg.sh
 scripts/build-demo-index.sh
-# A 100k-chunk site with vectors, made from the demo's own chunks, for the fragmented index's
-# browser test (tests/browser/fragments.test.mjs).
-target/debug/examples/synthetic_site www/index target/test-fixtures/site-100k 100000 20
+# A 100k-chunk site with vectors, for the fragmented index's browser test
+# (tests/browser/fragments.test.mjs): the eval collections' text, blends of the demo's vectors.
+for c in cacm cisi cranfield; do
+  target/debug/cairn index ../shared/eval/$c/corpus.jsonl --no-embed --layout single --out target/test-fixtures/text-$c >/dev/null
+done
+target/debug/examples/synthetic_site www/index target/test-fixtures/site-100k 100000 20 --mix \
+  --text target/test-fixtures/text-cacm,target/test-fixtures/text-cisi,target/test-fixtures/text-cranfield >/dev/null
 
 step "TypeScript: a consumer of the generated types, tsc --strict"
 npx tsc -p tests/ts

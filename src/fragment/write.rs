@@ -75,7 +75,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
             Some(VectorMeta {
                 model: v.model.clone(),
                 partitions: k as u32,
-                default_probes: default_probes(k),
+                default_probes: default_probes(k, v.len()),
             })
         }
         _ => None,
@@ -317,10 +317,12 @@ fn text_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<TextFragment>) {
 }
 
 /// How many partitions a query scans by default: a quarter of them, which kept recall@10 at
-/// 0.96 or more against the exact scan on real embeddings (the eval collections), but at most
-/// 16, which bounds the bytes (about 126 kB of codes at 100k chunks; `docs/benchmarks.md`).
-fn default_probes(partitions: usize) -> u32 {
-    (partitions.div_ceil(4) as u32).clamp(4, 16).min(partitions as u32)
+/// 0.96 or more against the exact scan on real embeddings (the eval collections), but no more
+/// than scan about 2,500 codes (126 kB; 16 partitions at 100k chunks), which bounds the bytes
+/// (`docs/benchmarks.md`).
+fn default_probes(partitions: usize, vectors: usize) -> u32 {
+    let affordable = (2_500 * partitions / vectors.max(1)).max(4);
+    partitions.div_ceil(4).clamp(4, affordable).min(partitions) as u32
 }
 
 /// Spherical k-means (seeded by evenly spaced vectors, so builds are reproducible), then each
