@@ -198,7 +198,7 @@ test("fetch.js caches a model only once it loaded, and fetches a stale cached on
     let done;
     const ready = new Promise((ok) => (done = ok));
     // Node has one module, the full one: it stands for the core too.
-    const modules = { core: async () => SearchIndex, full: async () => SearchIndex };
+    const modules = { core: async () => ({ SearchIndex }), full: async () => ({ SearchIndex }) };
     const { opened } = await openIndex(modules, `${base}/ok/index.cairn`, `${base}/${modelDir}`, (e) => e.event === "model" && done(e));
     const event = await within(ready);
     return { index: opened.index, event };

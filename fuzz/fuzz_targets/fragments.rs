@@ -1,0 +1,132 @@
+//! Hostile fragments: the input is a meta file (first byte 0), or the bytes a sample fragmented
+//! index's searches are fed instead of (or on top of) the fragments and vector records they ask
+//! for. Opening, adding and searching must answer with hits or an error, never a panic, and
+//! after any error the index keeps answering.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use cairn::fragment::load::{native::gunzip, Fragmented, Step};
+use cairn::fragment::write::{layout, Options};
+use cairn::hit::{Fuzzy, SearchMode, SearchOptions};
+use cairn::search::QueryContext;
+use cairn_fuzz::{check_hit, query_vector, sample_index, write_seeds_if_asked, Vectors};
+use libfuzzer_sys::fuzz_target;
+
+/// The sample index cut small: its meta (gzip undone), each fragment's bytes as a reader
+/// receives them, and a query vector.
+struct Sample {
+    meta: Vec<u8>,
+    pieces: Vec<Vec<u8>>,
+    vector: Option<Vec<f32>>,
+}
+
+fn sample() -> &'static Sample {
+    static SAMPLE: OnceLock<Sample> = OnceLock::new();
+    SAMPLE.get_or_init(|| {
+        let index = sample_index(Vectors::Int8);
+        let options = Options { shard_postings: 5, shard_words: 4, text_bytes: 100, pack_bytes: 1 << 30, partitions: Some(3) };
+        let layout = layout(&index, &options).expect("the sample cuts");
+        let meta = gunzip(&layout.meta, "meta").expect("gzip");
+        let reader = Fragmented::open(&meta).expect("the sample opens");
+        let pack = &layout.packs[0].1;
+        let pieces = (0..layout.fragments as u32)
+            .map(|f| {
+                let (_, offset, length) = reader.address(f).expect("an address");
+                let bytes = &pack[offset as usize..offset as usize + length as usize];
+                gunzip(bytes, "fragment").unwrap_or_else(|_| bytes.to_vec())
+            })
+            .collect();
+        Sample { meta, pieces, vector: query_vector(&index, "search index") }
+    })
+}
+
+fn options() -> Vec<SearchOptions> {
+    let base = SearchOptions { limit: 5, now: Some(0.0), ..SearchOptions::default() };
+    vec![
+        base.clone(),
+        SearchOptions { highlight: true, explain: true, expand: 2, prefix: true, fuzzy: Fuzzy::On(true), include_summary: false, ..base.clone() },
+        SearchOptions { mode: SearchMode::Semantic, probes: Some(2), rescore: Some(3), ..base },
+    ]
+}
+
+/// Runs searches, feeding each fragment or record asked for from `data`: a length byte, then
+/// that many bytes to use instead (0: the real bytes with one byte flipped, at the next byte).
+fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
+    let vector = real.and_then(|s| s.vector.clone());
+    for query in ["search index", "alpha beta", "inde", "serch", ""] {
+        for options in options() {
+            for _round in 0..8 {
+                let context = QueryContext { vector: vector.as_deref(), vector_from_caller: false, now_ms: 0.0, ..QueryContext::default() };
+                match index.search(query, context, &options) {
+                    Ok(Step::Hits(hits)) => {
+                        hits.iter().for_each(check_hit);
+                        break;
+                    }
+                    Ok(Step::Need(fragments, records)) => {
+                        let record_length = index.record_length();
+                        let mut next = |real: &[u8]| -> Vec<u8> {
+                            let (&n, rest) = data.split_first().unwrap_or((&0, &[]));
+                            data = rest;
+                            if n == 0 {
+                                let mut bytes = real.to_vec();
+                                if let (Some((&at, rest)), false) = (data.split_first(), bytes.is_empty()) {
+                                    data = rest;
+                                    let i = at as usize % bytes.len();
+                                    bytes[i] ^= 0x5a;
+                                }
+                                bytes
+                            } else {
+                                let n = (n as usize).min(data.len());
+                                let (taken, rest) = data.split_at(n);
+                                data = rest;
+                                taken.to_vec()
+                            }
+                        };
+                        for f in fragments {
+                            let real = real.and_then(|s| s.pieces.get(f as usize)).cloned().unwrap_or_default();
+                            let _ = index.add(f, &next(&real));
+                        }
+                        for (f, r) in records {
+                            let real = real
+                                .and_then(|s| s.pieces.get(f as usize))
+                                .and_then(|p| p.get(r as usize * record_length..(r as usize + 1) * record_length))
+                                .map(<[u8]>::to_vec)
+                                .unwrap_or_default();
+                            let _ = index.add_record(f, r, &next(&real));
+                        }
+                        if data.is_empty() && real.is_none() {
+                            break;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+}
+
+fuzz_target!(
+    init: {
+        write_seeds_if_asked("fragments", || {
+            let s = sample();
+            let mut meta = vec![0u8];
+            meta.extend_from_slice(&s.meta);
+            vec![("meta".into(), meta), ("real".into(), vec![1; 64]), ("flips".into(), vec![1, 0, 7, 0, 200, 0, 3, 0, 99])]
+        });
+    },
+    |data: &[u8]| {
+        match data.split_first() {
+            Some((0, meta)) => {
+                if let Ok(mut index) = Fragmented::open(meta) {
+                    drive(&mut index, &[], None);
+                }
+            }
+            _ => {
+                let s = sample();
+                let mut index = Fragmented::open(&s.meta).expect("the sample opens");
+                drive(&mut index, data.get(1..).unwrap_or(&[]), Some(s));
+            }
+        }
+    }
+);
