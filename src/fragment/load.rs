@@ -24,6 +24,10 @@ use crate::index::vector::{dot_i8, ScoredChunk};
 use crate::index::{Chunk, DocLink, Document, Index};
 use crate::search::{self, expand, Candidate, QueryContext, Retrieved};
 
+/// The most chunks a fragmented index may have: a table of that many is a few hundred MB
+/// (a 100k-page site has about a million chunks).
+pub const MAX_CHUNKS: u64 = 1 << 26;
+
 /// A fragmented index: its meta, and the fragments added so far.
 pub struct Fragmented {
     meta: Meta,
@@ -65,7 +69,12 @@ impl Fragmented {
                 "the meta file cannot be decoded ({e}); build the index again with this version of cairn"
             ))
         })?;
-        let chunks = meta.chunk_count() as u64;
+        let chunks = meta.document_chunks.iter().map(|&n| n as u64).sum::<u64>();
+        if chunks > MAX_CHUNKS {
+            return Err(damaged(format!(
+                "the meta file counts {chunks} chunks, more than the {MAX_CHUNKS} a fragmented index may have"
+            )));
+        }
         let fragments = meta.fragment_lengths.len() as u64;
         let expected = meta.terms.len() as u64
             + meta.words.len() as u64
@@ -80,10 +89,13 @@ impl Fragmented {
             || meta.text_chunks.contains(&0)
             || meta.text_chunks.iter().map(|&n| n as u64).sum::<u64>() != chunks
             || meta.packs.iter().any(|p| !is_pack_name(p))
-            || meta
-                .vectors
-                .as_ref()
-                .is_some_and(|v| v.model.dimension == 0 || v.model.dimension > 1 << 16)
+            || meta.vectors.as_ref().is_some_and(|v| {
+                v.model.dimension == 0
+                    || v.model.dimension > 1 << 16
+                    || v.partitions == 0
+                    || v.partitions as u64 > chunks
+                    || v.default_probes == 0
+            })
         {
             return Err(damaged("the meta file's tables do not agree".into()));
         }

@@ -208,10 +208,6 @@ impl Meta {
         let after = first + self.words[first..].partition_point(|w| w.as_str() <= prefix || w.starts_with(prefix));
         self.words_start() + first as u32..self.words_start() + after.max(first) as u32
     }
-
-    pub fn chunk_count(&self) -> usize {
-        self.document_chunks.iter().map(|&n| n as usize).sum()
-    }
 }
 
 /// A fragment a search needs: `length` bytes of `p/<pack>` from `offset`, gzipped; or, with
