@@ -401,6 +401,8 @@ fn options() -> impl Strategy<Value = SearchOptions> {
             fuzzy: d.1,
             include_summary: d.2,
             rerank: None,
+            probes: None,
+            rescore: None,
         })
 }
 
