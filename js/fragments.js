@@ -1,16 +1,16 @@
 // The loader of a fragmented index (`meta.cairn` and packs of fragments under `p/`): it asks the
 // wasm `FragmentedIndex` what a search needs, fetches exactly that, and asks again, so a query
-// costs a round of requests for its terms (and the vector centroids), one for its vector
-// partitions, one for the vector records of its best candidates and one for its hits' text.
-// Fragments come by HTTP range requests into the packs,
-// adjacent ones joined into one request; a host that ignores `Range` (a 200 with the whole
-// pack) is detected on the first answer, and whole packs are fetched from then on. Each
-// fragment is gzipped by `cairn index` and undone here with DecompressionStream; fetched ones
-// are kept in memory (in the index) and in the Cache API under the index's content hash, so a
-// new build invalidates them and a second visit costs nothing.
+// costs at most four rounds of requests (terms and centroids; typo words and vector
+// partitions; expansions and the vector records of its best candidates; its hits' text).
+// Fragments come by HTTP range requests into the packs, adjacent ones joined into one request;
+// a host that ignores `Range` (a 200 with the whole pack) is noticed on the first answer, and
+// whole packs are fetched from then on. Each fragment is gzipped by `cairn index` and undone
+// here with DecompressionStream; fetched ones are kept in memory (in the index) and, once the
+// index has checked and taken them, in the Cache API under the index's content hash, so a new
+// build invalidates them and a second visit costs nothing.
 
 const CACHE_PREFIX = "cairn-fragments-";
-/** Rounds one search may take before it is an error (it needs three). */
+/** Rounds one search may take before it is an error (it needs at most four). */
 const MAX_ROUNDS = 6;
 
 /** `bytes` with gzip undone. */

@@ -1,13 +1,15 @@
 //! Searching a fragmented index with the fragments loaded so far. A search either answers or
-//! names the fragments it still needs; the shell fetches those (in parallel), adds them and asks
-//! again. So a query costs a round for its term shards (and the centroids), one for its vector
-//! partitions and one for its hits' text, and a fragment already loaded costs nothing.
+//! names the fragments (and vector records) it still needs; the shell fetches those in
+//! parallel, adds them and asks again. A query costs at most four rounds (terms and centroids;
+//! typo words and partitions; expansions and vector records; its hits' text), a round with
+//! nothing to fetch costs none, and a fragment already loaded costs nothing.
 //!
-//! Ranking is the single file's to the bit: term shards carry each posting's chunk length and
-//! the meta the document table, so `LexicalIndex::search_words` runs on the same numbers; vector
-//! partitions hold the same int8 vectors, scanned the same way, over the `probes` partitions
-//! whose centroids are nearest the query. The hits are then dressed by the single file's own
-//! code, on a small `Index` of just the loaded chunks and documents they need.
+//! Lexical ranking is the single file's to the bit: term shards carry each posting's chunk
+//! length and the meta the document table, so `LexicalIndex::search_words` runs on the same
+//! numbers. The vector side scans the binary codes of the `probes` partitions whose centroids
+//! are nearest the query and re-scores the best `rescore` with their int8 records, the single
+//! file's own bytes. The hits are then dressed by the single file's own code, on a small
+//! `Index` of just the loaded chunks and documents they need.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -392,8 +394,7 @@ impl Fragmented {
             return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
         }
         // Round 2: the word shards a misspelled word is looked for in (the words that share its
-        // first letter), then the term shards of what the words expand to, and the partitions
-        // nearest the query.
+        // first letter), and the partitions nearest the query.
         let mut fuzzy_words = 0;
         for token in analyzer.tokens(query) {
             if self.has_term(&token.term) || fuzzy_words == expand::FUZZY_WORDS {
@@ -409,9 +410,16 @@ impl Fragmented {
             }
         }
         need.extend(word_shards.iter().filter(|s| !self.words.contains_key(s)));
+        let probes = match vector {
+            Some(v) => self.probes(v, options)?,
+            None => Vec::new(),
+        };
+        need.extend(probes.iter().filter(|p| !self.partitions.contains_key(p)));
         if !need.is_empty() {
             return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
         }
+        // Round 3: the term shards of what the words expand to, and the vector records of the
+        // binary scan's best candidates.
         let lexical = self.lexical(&query_terms, &word_shards);
         let expanded = expand::expand(&lexical, &analyzer, query, options);
         need.extend(
@@ -422,30 +430,22 @@ impl Fragmented {
                 .filter_map(|&(t, _)| self.meta.term_shard(lexical.term(t)))
                 .filter(|s| !self.terms.contains_key(s)),
         );
-        let probes = match vector {
-            Some(v) => {
-                let probes = self.probes(v, options)?;
-                need.extend(probes.iter().filter(|p| !self.partitions.contains_key(p)));
-                probes
-            }
+        let candidates = match vector {
+            Some(v) => self.scan(v, &probes, options),
             None => Vec::new(),
         };
-        if !need.is_empty() {
-            return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
+        let records: Vec<(u32, u32)> = candidates
+            .iter()
+            .map(|&(_, fragment, record)| (fragment, record))
+            .filter(|key| !self.records.contains_key(key))
+            .collect();
+        if !need.is_empty() || !records.is_empty() {
+            return Ok(Step::Need(need.into_iter().collect(), records));
         }
-        // Round 3: the vector records of the scan's best candidates.
+        // Everything is in (`lexical` has the expansions' postings too): rank.
         let pool = search::pool(options);
         let semantic_hits = match vector {
             Some(v) => {
-                let candidates = self.scan(v, &probes, options);
-                let missing: Vec<(u32, u32)> = candidates
-                    .iter()
-                    .map(|&(_, fragment, record)| (fragment, record))
-                    .filter(|key| !self.records.contains_key(key))
-                    .collect();
-                if !missing.is_empty() {
-                    return Ok(Step::Need(Vec::new(), missing));
-                }
                 let mut hits: Vec<ScoredChunk> = candidates
                     .iter()
                     .map(|&(chunk, fragment, record)| {
@@ -461,8 +461,6 @@ impl Fragmented {
             }
             None => Vec::new(),
         };
-        // Everything is in: the expansions' postings too.
-        let lexical = self.lexical(&query_terms, &word_shards);
         let lexical_hits = if lexical_ran {
             lexical.search_words(&expanded.words, pool, None)
         } else {
@@ -485,7 +483,7 @@ impl Fragmented {
             .take(options.limit as usize)
             .collect();
 
-        // Round 3: the text of the hits shown, and of their neighbors.
+        // Round 4: the text of the hits shown, and of their neighbors.
         let mut wanted = BTreeSet::new();
         for c in &chosen {
             let doc = self.of_chunk[c.chunk as usize];
