@@ -377,10 +377,11 @@ fn index(args: IndexArgs) -> Result<()> {
                 tokenizer_sha256: embed::sha256_hex(&source.tokenizer),
             };
             // A shard embeds its whole share; only a full build reads the previous index.
-            previous = std::fs::read(args.out.join(INDEX_FILE))
-                .ok()
-                .filter(|_| args.shard.is_none())
-                .and_then(|bytes| format::read(&bytes).ok())
+            previous = args
+                .shard
+                .is_none()
+                .then(|| previous_index(&args.out))
+                .flatten()
                 .and_then(|old| build::Previous::of(&old, &identity));
             Some(build::VectorOptions {
                 embedder,
@@ -453,6 +454,15 @@ fn index(args: IndexArgs) -> Result<()> {
         .collect::<String>()
     );
     Ok(())
+}
+
+/// The index in `out` a rebuild may take vectors and summaries from: its `index.cairn`, or its
+/// fragments read back whole. None when there is none, or it does not read.
+fn previous_index(out: &Path) -> Option<cairn::index::Index> {
+    match std::fs::read(out.join(INDEX_FILE)) {
+        Ok(bytes) => format::read(&bytes).ok(),
+        Err(_) => Folder::open(out).and_then(|mut f| f.read_index()).ok(),
+    }
 }
 
 /// `cairn index --shard`: embeds the shard's chunks and writes its part (and the model).

@@ -274,3 +274,30 @@ fn the_cli_writes_and_searches_either_layout() {
     assert!(!out.join("meta.cairn").exists() && !out.join("p").exists());
     assert_eq!(search(), from_single);
 }
+
+#[test]
+fn a_rebuild_of_fragments_keeps_their_vectors_and_writes_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let build = || {
+        ok(&[
+            "index",
+            "tests/fixtures/docs",
+            "--summaries",
+            "--layout",
+            "fragments",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let first = build();
+    assert!(!first.contains("kept from the previous index"), "{first}");
+    let meta = std::fs::read(out.join("meta.cairn")).unwrap();
+    let chunks = Folder::open(&out).unwrap().index.chunk_count();
+    let second = build();
+    assert!(
+        second.contains(&format!("chunk vectors kept from the previous index {chunks}")),
+        "{second}"
+    );
+    assert_eq!(std::fs::read(out.join("meta.cairn")).unwrap(), meta);
+}

@@ -56,7 +56,7 @@ pub enum Step {
     Need(Vec<u32>, Vec<(u32, u32)>),
 }
 
-fn damaged(what: String) -> Error {
+pub(super) fn damaged(what: String) -> Error {
     Error::InvalidIndex(format!(
         "{what}; the fragmented index is damaged or was only partly uploaded: build it again with `cairn index --layout fragments` and upload all of it"
     ))
@@ -853,6 +853,76 @@ pub mod native {
                     }
                 }
             }
+        }
+
+        /// The whole index back from its fragments, with what a rebuild reuses: documents (each
+        /// summary as the single file stores it), chunks, links and vectors (the records' int8
+        /// bytes), and no postings (it is not for searching).
+        pub fn read_index(&mut self) -> Result<crate::index::Index> {
+            use crate::index::vector::{Precision, VectorIndex};
+            use crate::index::{folded_text, summary_chars, Index};
+            let meta = self.index.meta().clone();
+            let text = meta.text_start()..meta.centroids_fragment();
+            for f in text.clone() {
+                let plain = gunzip(&self.read(f, None)?, &format!("fragment {f}"))?;
+                self.index.add(f, &plain)?;
+            }
+            let index = &self.index;
+            let mut documents = vec![None; meta.document_chunks.len()];
+            let mut chunks = Vec::with_capacity(index.chunk_count());
+            let mut links = Vec::new();
+            for f in text {
+                let fragment = &index.text[&f];
+                chunks.extend(fragment.chunks.iter().cloned());
+                links.extend(fragment.links.iter().cloned());
+                for (d, document) in &fragment.documents {
+                    documents[*d as usize].get_or_insert_with(|| document.clone());
+                }
+            }
+            links.sort_by_key(|l| (l.from, l.to));
+            links.dedup();
+            let mut documents: Vec<_> = documents
+                .into_iter()
+                .map(|d| d.ok_or_else(|| super::damaged("a document is in no text fragment".into())))
+                .collect::<Result<_>>()?;
+            // A document short enough to be its own summary stores none; its fragments hold
+            // its text resolved.
+            for (d, document) in documents.iter_mut().enumerate() {
+                let start = index.first_chunk[d] as usize;
+                let own = &chunks[start..start + meta.document_chunks[d] as usize];
+                let text = folded_text(own);
+                if document.summary.as_deref() == Some(text.as_str()) && text.len() <= summary_chars::MAX {
+                    document.summary = None;
+                }
+            }
+            let vectors = match &meta.vectors {
+                None => None,
+                Some(v) => {
+                    let dim = v.model.dimension as usize;
+                    let mut flat = vec![0f32; chunks.len() * dim];
+                    for p in 0..v.partitions {
+                        let (partition, records) = (meta.partition_fragment(p), meta.records_fragment(p));
+                        let plain = gunzip(&self.read(partition, None)?, &format!("fragment {partition}"))?;
+                        self.index.add(partition, &plain)?;
+                        let bytes = self.read(records, None)?;
+                        let size = self.index.record_length();
+                        let mut chunk = 0usize;
+                        let gaps = self.index.partitions[&partition].chunk_gaps.clone();
+                        for (r, gap) in gaps.iter().enumerate() {
+                            chunk += *gap as usize;
+                            let record = bytes.get(r * size..(r + 1) * size).unwrap_or(&[]);
+                            self.index.add_record(records, r as u32, record)?;
+                            let (values, scale) = &self.index.records[&(records, r as u32)];
+                            for (out, &x) in flat[chunk * dim..(chunk + 1) * dim].iter_mut().zip(values) {
+                                *out = x as f32 * scale;
+                            }
+                        }
+                    }
+                    Some(VectorIndex::flat(v.model.clone(), flat, Precision::Int8))
+                }
+            };
+            let lexical = self.index.lexical(&[], &Default::default());
+            Ok(Index::new(meta.settings.clone(), documents, chunks, links, lexical, vectors))
         }
 
         /// Fragment `fragment`'s bytes, or one of its records.

@@ -149,7 +149,10 @@ pub fn save_packs(layout: &Layout, dir: &Path) -> Result<()> {
         let path = packs.join(name);
         if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(bytes.len() as u64) {
             let staging = packs.join(format!(".{name}.partial"));
-            std::fs::write(&staging, bytes)?;
+            let mut file = std::fs::File::create(&staging)?;
+            file.write_all(bytes)?;
+            // On disk before the meta that names it is renamed into place.
+            file.sync_all()?;
             std::fs::rename(&staging, &path)?;
         }
     }
