@@ -1,6 +1,7 @@
 //! The fragmented index against the single file it was cut from: the same hits, to the bit,
 //! whatever the fragment sizes; a damaged or missing fragment is an error for the query that
 //! needs it while the index keeps answering others; and the CLI writes and reads either layout.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
