@@ -6,7 +6,7 @@
 // checks that each query's top 10 are the single-file index's (when one is given).
 //
 //   node bench/fragments.mjs FRAGMENTS_DIR QUERIES_TXT [--single INDEX_DIR] [--vectors VECTORS.f32]
-//        [--rtt-ms 40] [--mbit 10] [--no-ranges] [--probes N]
+//        [--rtt-ms 40] [--mbit 10] [--no-ranges] [--probes N] [--options JSON]
 //
 // FRAGMENTS_DIR is a folder `cairn index --layout fragments` wrote. VECTORS.f32 holds one
 // query vector a query (384 little-endian f32 each, in QUERIES_TXT's order): the queries then
@@ -33,6 +33,7 @@ const rttMs = Number(flag("--rtt-ms", 40));
 const mbit = Number(flag("--mbit", 10));
 const ranges = !args.includes("--no-ranges");
 const probes = flag("--probes") ? Number(flag("--probes")) : undefined;
+const extra = JSON.parse(flag("--options", "{}"));
 const root = resolve(new URL("..", import.meta.url).pathname);
 const require = createRequire(import.meta.url);
 const { SearchIndex, FragmentedIndex } = require(join(root, "pkg/node/cairn.js"));
@@ -72,7 +73,7 @@ let identical = 0;
 for (const [i, query] of queries.entries()) {
   const before = log.length;
   const vector = vectors ? vectors.subarray(i * dim, (i + 1) * dim) : null;
-  const options = { limit: 10, mode: vector ? "hybrid" : "lexical", probes };
+  const options = { limit: 10, mode: vector ? "hybrid" : "lexical", probes, ...extra };
   const started = performance.now();
   const hits = await fragments.search(query, options, vector);
   const ms = performance.now() - started;
