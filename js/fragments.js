@@ -105,13 +105,18 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
   async function fetchAll(requests) {
     const got = new Map();
     const missing = [];
-    for (const r of requests) {
-      const hit = cache && (await cache.match(cacheKey(r)).catch(() => undefined));
-      if (hit) {
-        got.set(key(r), { bytes: new Uint8Array(await hit.arrayBuffer()), fetched: false });
+    const cached = await Promise.all(
+      requests.map(async (r) => {
+        const hit = cache && (await cache.match(cacheKey(r)).catch(() => undefined));
+        return hit ? new Uint8Array(await hit.arrayBuffer()) : null;
+      }),
+    );
+    requests.forEach((r, i) => {
+      if (cached[i]) {
+        got.set(key(r), { bytes: cached[i], fetched: false });
         stats.fromCache += 1;
       } else missing.push(r);
-    }
+    });
     missing.sort((a, b) => (a.pack < b.pack ? -1 : a.pack > b.pack ? 1 : a.offset - b.offset));
     const runs = [];
     for (const r of missing) {

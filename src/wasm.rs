@@ -249,11 +249,7 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] config: JsValue,
     ) -> Result<(), JsError> {
         let name = string(&name, "the cross-encoder's name")?;
-        let files = ModelFiles {
-            weights: byte_array(&weights, "the weights")?,
-            tokenizer: byte_array(&tokenizer, "the tokenizer")?,
-            config: byte_array(&config, "the config")?,
-        };
+        let files = model_files(&weights, &tokenizer, &config)?;
         update(&self.searcher, |s| s.load_reranker(&name, files))
     }
 
@@ -271,11 +267,7 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] tokenizer: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] config: JsValue,
     ) -> Result<(), JsError> {
-        let files = ModelFiles {
-            weights: byte_array(&weights, "the weights")?,
-            tokenizer: byte_array(&tokenizer, "the tokenizer")?,
-            config: byte_array(&config, "the config")?,
-        };
+        let files = model_files(&weights, &tokenizer, &config)?;
         update(&self.searcher, |s| s.load_model(files))
     }
 
@@ -348,11 +340,7 @@ impl FragmentedIndex {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
     ) -> Result<(), JsError> {
         let bytes = byte_array(&bytes, "the fragment")?;
-        let mut index = self
-            .index
-            .try_borrow_mut()
-            .map_err(|_| js_error("the index is busy"))?;
-        index.add(fragment, &bytes).map_err(js_error)
+        self.borrow_mut()?.add(fragment, &bytes).map_err(js_error)
     }
 
     /// Adds vector record `record` of records fragment `fragment` (a `need` entry with a
@@ -365,11 +353,9 @@ impl FragmentedIndex {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
     ) -> Result<(), JsError> {
         let bytes = byte_array(&bytes, "the vector record")?;
-        let mut index = self
-            .index
-            .try_borrow_mut()
-            .map_err(|_| js_error("the index is busy"))?;
-        index.add_record(fragment, record, &bytes).map_err(js_error)
+        self.borrow_mut()?
+            .add_record(fragment, record, &bytes)
+            .map_err(js_error)
     }
 
     /// The index's content hash: what a cache of its fragments is keyed by.
@@ -436,11 +422,7 @@ impl QueryEncoder {
         let identity: crate::index::vector::ModelIdentity =
             serde_json::from_str(&string(&identity, "the model identity")?)
                 .map_err(|e| js_error(format!("the model identity is not valid ({e}); pass the index's modelIdentity")))?;
-        let files = ModelFiles {
-            weights: byte_array(&weights, "the weights")?,
-            tokenizer: byte_array(&tokenizer, "the tokenizer")?,
-            config: byte_array(&config, "the config")?,
-        };
+        let files = model_files(&weights, &tokenizer, &config)?;
         Ok(QueryEncoder {
             embedder: crate::searcher::load_checked_model(&identity, files).map_err(js_error)?,
         })
@@ -461,6 +443,12 @@ impl FragmentedIndex {
     fn borrow(&self) -> Result<std::cell::Ref<'_, Fragmented>, JsError> {
         self.index
             .try_borrow()
+            .map_err(|_| js_error("the index is busy"))
+    }
+
+    fn borrow_mut(&self) -> Result<std::cell::RefMut<'_, Fragmented>, JsError> {
+        self.index
+            .try_borrow_mut()
             .map_err(|_| js_error("the index is busy"))
     }
 
@@ -508,6 +496,16 @@ fn update(
     change(&mut searcher).map_err(js_error)?;
     *slot.borrow_mut() = searcher;
     Ok(())
+}
+
+/// A model's three files from the bytes a caller passed.
+#[cfg(feature = "model")]
+fn model_files(weights: &JsValue, tokenizer: &JsValue, config: &JsValue) -> Result<ModelFiles, JsError> {
+    Ok(ModelFiles {
+        weights: byte_array(weights, "the weights")?,
+        tokenizer: byte_array(tokenizer, "the tokenizer")?,
+        config: byte_array(config, "the config")?,
+    })
 }
 
 /// The three files of a model folder at `base`; `on_progress` follows the weights.

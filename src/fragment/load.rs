@@ -12,6 +12,7 @@
 //! `Index` of just the loaded chunks and documents they need.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use super::{
     Address, Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermShard, TextFragment,
@@ -36,8 +37,9 @@ pub struct Fragmented {
     /// Each text fragment's first chunk, and where each fragment is (from the meta).
     text_starts: Vec<u32>,
     addresses: Vec<Address>,
-    /// The document of every chunk, and each document's first chunk (from the meta).
-    of_chunk: Vec<u32>,
+    /// The document table BM25 reads (every chunk's document, each document's length), shared
+    /// by every search's lexical index; and each document's first chunk (from the meta).
+    documents: Arc<Documents>,
     first_chunk: Vec<u32>,
     terms: HashMap<u32, TermShard>,
     words: HashMap<u32, WordShard>,
@@ -127,11 +129,16 @@ impl Fragmented {
             first_chunk.push(of_chunk.len() as u32);
             of_chunk.extend(std::iter::repeat_n(d as u32, n as usize));
         }
+        let documents = Arc::new(Documents {
+            of_chunk,
+            lengths: meta.document_lengths.clone(),
+            average_length: meta.average_document_length,
+        });
         Ok(Fragmented {
             meta,
             text_starts,
             addresses,
-            of_chunk,
+            documents,
             first_chunk,
             terms: HashMap::new(),
             words: HashMap::new(),
@@ -151,7 +158,7 @@ impl Fragmented {
     }
 
     pub fn chunk_count(&self) -> usize {
-        self.of_chunk.len()
+        self.documents.of_chunk.len()
     }
 
     /// A search's step as the shells hand it on: the hits, or where each fragment needed is.
@@ -223,7 +230,7 @@ impl Fragmented {
             )));
         }
         let meta = &self.meta;
-        let chunks = self.of_chunk.len() as u64;
+        let chunks = self.documents.of_chunk.len() as u64;
         let bad = |what: &str| Err(damaged(format!("{name} does not agree with the meta: {what}")));
         let text_start = meta.text_start();
         let centroids = meta.centroids_fragment();
@@ -272,7 +279,7 @@ impl Fragmented {
                 if text.first_chunk != self.text_starts[i]
                     || text.first_chunk as u64 + text.chunks.len() as u64 != end
                     || text.chunks.iter().enumerate().any(|(k, c)| {
-                        self.of_chunk[text.first_chunk as usize + k] != c.doc
+                        self.documents.of_chunk[text.first_chunk as usize + k] != c.doc
                             || !docs.contains(&c.doc)
                     })
                     || text
@@ -486,7 +493,7 @@ impl Fragmented {
         // Round 4: the text of the hits shown, and of their neighbors.
         let mut wanted = BTreeSet::new();
         for c in &chosen {
-            let doc = self.of_chunk[c.chunk as usize];
+            let doc = self.documents.of_chunk[c.chunk as usize];
             let start = self.first_chunk[doc as usize];
             let end = start + self.meta.document_chunks[doc as usize];
             let from = c.chunk.saturating_sub(options.expand).max(start);
@@ -536,12 +543,7 @@ impl Fragmented {
                 "a fragmented index does not support {name} yet; build a single-file index (`cairn index --layout single`) to use it"
             )));
         }
-        if options.include_summary && !self.meta.settings.summaries {
-            return Err(Error::InvalidInput(
-                "this index has no summaries; rebuild it with `cairn index --summaries` to use includeSummary".into(),
-            ));
-        }
-        Ok(())
+        search::check_summaries(options, &self.meta.settings)
     }
 
     /// Whether the index has `term` (its term shard loaded).
@@ -565,7 +567,7 @@ impl Fragmented {
         }
         let mut names: BTreeSet<&str> = words.values().copied().collect();
         names.extend(query_terms.iter().map(String::as_str).filter(|t| self.has_term(t)));
-        let mut chunk_lengths = vec![0u32; self.of_chunk.len()];
+        let mut chunk_lengths = vec![0u32; self.documents.of_chunk.len()];
         let terms: Vec<(String, f32, f32, Postings, u32)> = names
             .iter()
             .map(|&term| {
@@ -605,11 +607,7 @@ impl Fragmented {
             words,
             chunk_lengths,
             self.meta.average_chunk_length,
-            Documents {
-                of_chunk: self.of_chunk.clone(),
-                lengths: self.meta.document_lengths.clone(),
-                average_length: self.meta.average_document_length,
-            },
+            Arc::clone(&self.documents),
         )
     }
 

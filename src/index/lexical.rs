@@ -57,7 +57,7 @@ pub struct LexicalIndex {
     /// Which document each chunk belongs to, and the documents' lengths: derived from the
     /// index's chunks when the index is built or read, not stored twice.
     #[serde(skip)]
-    pub(crate) documents: Documents,
+    pub(crate) documents: std::sync::Arc<Documents>,
     /// A partial index's chunk frequency of each term, known before its postings are loaded
     /// (empty: the postings' lengths).
     #[serde(skip)]
@@ -130,7 +130,7 @@ impl LexicalIndex {
                 postings.freqs.push(freq);
             }
         }
-        let documents = Documents::new(chunk_documents, &chunk_lengths);
+        let documents = std::sync::Arc::new(Documents::new(chunk_documents, &chunk_lengths));
         let (terms, postings): (Vec<String>, Vec<Postings>) = by_term.into_iter().unzip();
         let idf = postings
             .iter()
@@ -223,7 +223,7 @@ impl LexicalIndex {
     /// Gives an index read from a file its chunk → document table (`of_chunk[c]`: the document of
     /// chunk `c`, ascending), which the file stores once, with the chunks. Call after `validate`.
     pub fn attach_documents(&mut self, of_chunk: Vec<u32>) {
-        self.documents = Documents::new(of_chunk, &self.chunk_lengths);
+        self.documents = std::sync::Arc::new(Documents::new(of_chunk, &self.chunk_lengths));
     }
 
     /// An index of some terms only (a fragmented index's loaded shards), scoring each exactly
@@ -238,7 +238,7 @@ impl LexicalIndex {
         words: Vec<(String, u32)>,
         chunk_lengths: Vec<u32>,
         average_length: f32,
-        documents: Documents,
+        documents: std::sync::Arc<Documents>,
     ) -> Self {
         let n = terms.len();
         let (mut idf, mut document_idf) = (Vec::with_capacity(n), Vec::with_capacity(n));

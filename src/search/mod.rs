@@ -162,11 +162,7 @@ pub fn fused(
     options: &SearchOptions,
 ) -> Result<Retrieved> {
     validate(options)?;
-    if options.include_summary && !index.settings.summaries {
-        return Err(Error::InvalidInput(
-            "this index has no summaries; rebuild it with `cairn index --summaries` to use includeSummary".into(),
-        ));
-    }
+    check_summaries(options, &index.settings)?;
     let filter = options
         .filter
         .as_ref()
@@ -321,6 +317,16 @@ pub(crate) fn fuse_signals(
         c.retrieval_score = c.score;
     }
     (candidates, score_kind)
+}
+
+/// `includeSummary` on an index built without summaries is an error that says to rebuild.
+pub(crate) fn check_summaries(options: &SearchOptions, settings: &crate::index::IndexSettings) -> Result<()> {
+    if options.include_summary && !settings.summaries {
+        return Err(Error::InvalidInput(
+            "this index has no summaries; rebuild it with `cairn index --summaries` to use includeSummary".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// How many candidates each signal contributes before fusion.
