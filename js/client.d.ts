@@ -22,7 +22,7 @@ export declare function safeUrl(url: string, base?: string): string | null;
 export declare class Cairn {
   static open(options: OpenOptions): Promise<Cairn>;
   readonly modelReady: boolean;
-  readonly info: { documentCount: number; chunkCount: number; hasVectors: boolean; fragmented?: boolean };
+  readonly info: { documentCount: number; chunkCount: number; hasVectors: boolean; hasStatic?: boolean; fragmented?: boolean };
   readonly mode: "worker" | "main thread";
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
   /** A search with a query embedding computed elsewhere (L2-normalized, by the index's model). */

@@ -7,7 +7,7 @@
 // The index answers lexical queries as soon as it is open, from the lean core module; the full
 // module and the model load in the background (progress through onProgress, then
 // onModelReady), and hybrid answers start when they are in.
-import { openIndex, prepareRerank, webModules } from "./fetch.js";
+import { openIndex, prepareRerank, prepareStatic, webModules } from "./fetch.js";
 
 /**
  * `url` (a hit's citation.url: indexed data) resolved against `base`, if it is safe to follow:
@@ -76,9 +76,10 @@ export class Cairn {
     } else {
       let opened = null;
       cairn.#call = async (method, ...args) => {
-        if (method === "fragmentStats") return opened.index.stats ?? null;
+        if (method === "fragmentStats") return opened.index.stats ?? opened.rows?.stats ?? null;
         if (method !== "open") {
           await prepareRerank(opened, args.at(-1));
+          if (method === "search") await prepareStatic(opened, ...args);
           return opened.index[method](...args);
         }
         const result = await openIndex(webModules, indexUrl, modelUrl, onEvent);
@@ -105,7 +106,10 @@ export class Cairn {
     return this.#call("searchWithVector", query, Array.from(vector), resolved(options));
   }
 
-  /** On a fragmented index, { requests, bytes, fromCache } its fragments have cost so far; else null. */
+  /**
+   * On a fragmented index, { requests, bytes, fromCache } its fragments have cost so far; on a
+   * single file with a static tier, what its static rows have cost; else null.
+   */
   fragmentStats() {
     return this.#call("fragmentStats");
   }

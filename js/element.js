@@ -3,7 +3,8 @@
 //   <script type="module" src="/pkg/element.js"></script>
 //   <cairn-search index="/search/index.cairn" model="/search/model" placeholder="Search the docs"></cairn-search>
 //
-// Results as you type (debounced), ARIA combobox semantics with arrow keys, Enter and Escape,
+// Results as you type (debounced), by meaning from the first query when the index has a static
+// tier and again, in place, when the model has loaded; ARIA combobox semantics with arrow keys, Enter and Escape,
 // highlighted terms, the citation (title, heading path, page) on each result, a marker on hits
 // only the meaning signal found, empty and loading states, and styling through CSS custom
 // properties (--cairn-accent, --cairn-mark, --cairn-text, --cairn-muted, --cairn-background,
@@ -35,6 +36,8 @@ export class CairnSearch extends HTMLElement {
   #active = -1;
   #timer = 0;
   #query = 0;
+  /** The query the list shows. */
+  #shown = null;
 
   constructor() {
     super();
@@ -87,7 +90,8 @@ export class CairnSearch extends HTMLElement {
         },
       });
       this.dataset.ready = "true";
-      this.#say(this.#cairn.info.hasVectors && this.getAttribute("model") ? "Loading the model… keyword search works now" : "");
+      const info = this.#cairn.info;
+      this.#say(info.hasVectors && this.getAttribute("model") ? `Loading the model… ${info.hasStatic ? "search works now" : "keyword search works now"}` : "");
       if (this.input.value) this.#search();
     } catch (e) {
       this.#say(`Search is unavailable: ${e.message}`);
@@ -109,20 +113,34 @@ export class CairnSearch extends HTMLElement {
       const options = { limit: Number(this.getAttribute("limit") ?? 8), highlight: true, snippetLength: 160, prefix: true, fuzzy: true };
       const hits = await this.#cairn.search(typed, options);
       if (ticket !== this.#query) return; // a newer query has been asked
-      this.#render(hits);
+      // The same query again (the model came in): better results, the reader's place kept.
+      const again = typed === this.#shown;
+      this.#shown = typed;
+      this.#render(hits, again);
+      const encoder = hits.find((h) => h.signals.semantic)?.signals.semantic.encoder;
+      if (encoder) this.dataset.encoder = encoder;
       const loading = this.#cairn.info.hasVectors && this.getAttribute("model") && !this.#cairn.modelReady;
-      this.#say(hits.length ? `${hits.length} results${loading ? " (keywords only while the model loads)" : ""}` : `No results for “${query}”`);
+      const note = !loading ? "" : encoder === "static" ? " (quick meaning match while the model loads)" : " (keywords only while the model loads)";
+      this.#say(hits.length ? `${hits.length} results${note}` : `No results for “${query}”`);
     } catch (e) {
       this.#say(`Search failed: ${e.message}`);
     }
   }
 
-  #render(hits) {
+  /** Shows `hits`; with `keepPlace`, the hit the reader had selected stays selected (and the
+   * list's scroll where it was) if it is still among them. */
+  #render(hits, keepPlace = false) {
+    const selected = keepPlace ? this.#hits[this.#active]?.id : undefined;
+    const scroll = this.list.scrollTop;
     this.#hits = hits;
     this.#active = -1;
     this.list.replaceChildren(...hits.map((hit, i) => this.#option(hit, i)));
     this.input.setAttribute("aria-expanded", String(hits.length > 0));
     this.input.removeAttribute("aria-activedescendant");
+    if (!keepPlace) return;
+    this.list.scrollTop = scroll;
+    const i = hits.findIndex((h) => h.id === selected);
+    if (i >= 0) this.#select(i, false);
   }
 
   #option(hit, i) {
@@ -168,12 +186,12 @@ export class CairnSearch extends HTMLElement {
     e.preventDefault();
   }
 
-  #select(i) {
+  #select(i, scroll = true) {
     this.#active = i;
     for (const [j, li] of [...this.list.children].entries()) li.setAttribute("aria-selected", String(j === i));
     const li = this.list.children[i];
     this.input.setAttribute("aria-activedescendant", li.id);
-    li.scrollIntoView?.({ block: "nearest" });
+    if (scroll) li.scrollIntoView?.({ block: "nearest" });
   }
 
   #follow(i) {

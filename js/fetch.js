@@ -3,7 +3,7 @@
 // Cache API (or when it refuses, e.g. on an insecure origin), the model is simply fetched. Model files are cached only once the model
 // loaded from them, and a cached model that fails to load (a stale or damaged copy) is fetched
 // anew. A body may be at most MAX_BYTES; its Content-Length only reports progress.
-import { isFragmentedMeta, openFragments } from "./fragments.js";
+import { isFragmentedMeta, openFragments, packLoader } from "./fragments.js";
 
 const CACHE = "cairn-model-v1";
 const FILES = ["config.json", "tokenizer.json", "model.safetensors"];
@@ -180,7 +180,8 @@ export async function openIndex(modules, indexUrl, modelUrl, emit) {
         throw e;
       },
     ));
-  const { documentCount, chunkCount, hasVectors } = opened.index;
+  const { documentCount, chunkCount, hasVectors, hasStatic } = opened.index;
+  if (hasStatic) opened.rows = await staticRows(opened, indexUrl);
   if (hasVectors && modelUrl) {
     opened
       .full()
@@ -191,7 +192,67 @@ export async function openIndex(modules, indexUrl, modelUrl, emit) {
       })
       .catch((e) => emit({ event: "model", ready: false, error: e?.message ?? String(e) }));
   }
-  return { opened, info: { documentCount, chunkCount, hasVectors } };
+  return { opened, info: { documentCount, chunkCount, hasVectors, hasStatic } };
+}
+
+/**
+ * The static tier's rows for a single-file index at `indexUrl`: fetched from the packs in `p/`
+ * beside it (by range, through the Cache API: the packs are named by their content), kept in
+ * memory by row so that the full module's copy of the index gets them too.
+ */
+async function staticRows(opened, indexUrl) {
+  let cache = null;
+  try {
+    cache = typeof caches === "undefined" ? null : await caches.open("cairn-static-rows");
+  } catch {}
+  const rows = { bytes: new Map(), stats: { requests: 0, bytes: 0, fromCache: 0 } };
+  const base = new URL("p/", indexUrl);
+  rows.load = packLoader({
+    base,
+    cache,
+    stats: rows.stats,
+    key: (r) => `${r.row}`,
+    cacheKey: (r) => new URL(`${r.pack}?row=${r.row}`, base).href,
+    describe: (run) => `static row${run.length > 1 ? "s" : ""} ${run.map((r) => r.row).join(", ")}`,
+    add: (r, bytes) => {
+      opened.index.addStaticRow(r.row, bytes);
+      rows.bytes.set(r.row, bytes);
+    },
+  });
+  return rows;
+}
+
+/**
+ * Before a search of a single-file index with a static tier, while the model is not in: the
+ * static rows the query's terms need, added from memory or fetched, so the search answers by
+ * meaning with the static tier at once. A row that cannot be fetched leaves the search as it
+ * would be without the tier (hybrid answers lexically), and `opened.rows.error` says why.
+ */
+export async function prepareStatic(opened, query, options) {
+  const rows = opened.rows;
+  if (!rows || typeof query !== "string") return;
+  for (let round = 0; round < 2; round++) {
+    let need;
+    try {
+      need = opened.index.staticRows(query, options);
+    } catch {
+      return; // bad options: the search itself says what is wrong
+    }
+    if (!need.length) return;
+    const fresh = [];
+    for (const r of need) {
+      const bytes = rows.bytes.get(r.row);
+      if (bytes) opened.index.addStaticRow(r.row, bytes);
+      else fresh.push(r);
+    }
+    if (!fresh.length) continue;
+    try {
+      await rows.load(fresh);
+    } catch (e) {
+      rows.error = e?.message ?? String(e);
+      return;
+    }
+  }
 }
 
 /** `openIndex` for a fragmented index: the loader over the core's FragmentedIndex. */

@@ -40,22 +40,18 @@ async function openCache(hash) {
 }
 
 /**
- * Opens the fragmented index whose meta file's bytes (as fetched) are `metaBytes`, at
- * `metaUrl`, with the wasm class `FragmentedIndex`. Returns { index, search(query, options,
- * vector), stats }: `search` fetches what the query needs and answers with SearchHit[];
- * `stats` counts requests and bytes (as sent over the network, gzip).
+ * Fetches records and fragments out of the packs under `base` (a URL ending in `p/`): by range
+ * requests, adjacent ones joined into one, or whole packs once the host shows it ignores
+ * `Range`; through `cache` (a Cache API cache, or null). `load(requests)` fetches each request
+ * ({ pack, offset, length, ... }) not already fetched or in flight, hands its bytes to
+ * `add(request, bytes)` and, once that accepted them, stores them in the cache. `key(r)` names
+ * a request, `cacheKey(r)` its cache entry, `describe(run)` a run of them in errors. `stats`
+ * counts requests and bytes.
  */
-export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
-  const index = FragmentedIndex.fromMeta(await gunzip(metaBytes, "the meta file"));
-  const base = new URL("p/", metaUrl);
-  const cache = await openCache(index.hash);
-  const stats = { requests: 1, bytes: metaBytes.length, fromCache: 0 };
+export function packLoader({ base, cache, stats, key, cacheKey, add, describe }) {
   let ranges; // undefined until a pack answers; then whether the host honours Range
   const packs = new Map(); // pack name → Promise<Uint8Array>, when the host sends whole packs
-  const inflight = new Map(); // fragment → Promise of its bytes, so parallel searches share one fetch
-
-  const cacheKey = (r) => new URL(`${r.pack}?fragment=${r.fragment}${r.record === undefined ? "" : `&record=${r.record}`}`, base).href;
-  const key = (r) => (r.record === undefined ? `${r.fragment}` : `${r.fragment}/${r.record}`);
+  const inflight = new Map(); // key → Promise, so parallel searches share one fetch
 
   async function wholePack(name) {
     let pending = packs.get(name);
@@ -73,7 +69,7 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     return pending;
   }
 
-  /** Fetches a run of adjacent fragments of one pack: a map fragment → its bytes (gzip). */
+  /** Fetches a run of adjacent requests of one pack: a map key → its bytes. */
   async function fetchRun(run) {
     const start = run[0].offset;
     const end = run[run.length - 1].offset + run[run.length - 1].length;
@@ -100,8 +96,8 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     return new Map(run.map((r) => [key(r), bytes.slice(r.offset - start, r.offset - start + r.length)]));
   }
 
-  /** Every requested fragment's bytes (gzip; records as they are), and whether they came over
-   * the network: from the cache, else in joined runs. */
+  /** Every request's bytes, and whether they came over the network: from the cache, else in
+   * joined runs. */
   async function fetchAll(requests) {
     const got = new Map();
     const missing = [];
@@ -127,8 +123,7 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     const fetched = await Promise.all(
       runs.map((run) =>
         fetchRun(run).catch((e) => {
-          const names = [...new Set(run.map((r) => r.fragment))].join(", ");
-          throw new Error(`cannot fetch fragment${run.length > 1 ? "s" : ""} ${names} of ${new URL(run[0].pack, base)}: ${e?.message ?? e}; the index answers other queries, and this one once the file is there`);
+          throw new Error(`cannot fetch ${describe(run)} of ${new URL(run[0].pack, base)}: ${e?.message ?? e}; the index answers other queries, and this one once the file is there`);
         }),
       ),
     );
@@ -136,26 +131,52 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     return got;
   }
 
-  /** Fetches and adds the fragments (and vector records) a search step named, each once. */
-  async function load(requests) {
+  return async function load(requests) {
     const mine = requests.filter((r) => !inflight.has(key(r)));
     if (mine.length) {
       const all = fetchAll(mine);
       for (const r of mine) {
         const one = all.then(async (got) => {
           const { bytes, fetched } = got.get(key(r));
-          if (r.record !== undefined) index.addRecord(r.fragment, r.record, bytes);
-          else index.addFragment(r.fragment, await gunzip(bytes, `fragment ${r.fragment} of ${new URL(r.pack, base)}`));
+          await add(r, bytes);
           // Kept for the next visit only once the index has checked and taken it.
           if (fetched) cache?.put(cacheKey(r), new Response(bytes)).catch(() => {});
         });
         inflight.set(key(r), one);
-        // A failed fragment is forgotten, so the next search that needs it tries again.
+        // A failed request is forgotten, so the next search that needs it tries again.
         one.catch(() => inflight.delete(key(r)));
       }
     }
     await Promise.all(requests.map((r) => inflight.get(key(r))));
-  }
+  };
+}
+
+/**
+ * Opens the fragmented index whose meta file's bytes (as fetched) are `metaBytes`, at
+ * `metaUrl`, with the wasm class `FragmentedIndex`. Returns { index, search(query, options,
+ * vector), stats }: `search` fetches what the query needs and answers with SearchHit[];
+ * `stats` counts requests and bytes (as sent over the network, gzip).
+ */
+export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
+  const index = FragmentedIndex.fromMeta(await gunzip(metaBytes, "the meta file"));
+  const base = new URL("p/", metaUrl);
+  const cache = await openCache(index.hash);
+  const stats = { requests: 1, bytes: metaBytes.length, fromCache: 0 };
+  const load = packLoader({
+    base,
+    cache,
+    stats,
+    key: (r) => (r.record === undefined ? `${r.fragment}` : `${r.fragment}/${r.record}`),
+    cacheKey: (r) => new URL(`${r.pack}?fragment=${r.fragment}${r.record === undefined ? "" : `&record=${r.record}`}`, base).href,
+    describe: (run) => {
+      const names = [...new Set(run.map((r) => r.fragment))];
+      return `fragment${names.length > 1 ? "s" : ""} ${names.join(", ")}`;
+    },
+    add: async (r, bytes) => {
+      if (r.record !== undefined) index.addRecord(r.fragment, r.record, bytes);
+      else index.addFragment(r.fragment, await gunzip(bytes, `fragment ${r.fragment} of ${new URL(r.pack, base)}`));
+    },
+  });
 
   async function search(query, options, vector) {
     for (let round = 0; round < MAX_ROUNDS; round++) {

@@ -257,6 +257,10 @@ struct IndexArgs {
     /// Build a lexical-only index: no embeddings, no model.
     #[arg(long)]
     no_embed: bool,
+    /// Leave out the static tier (the query encoder a browser uses until the model is in):
+    /// saves its distillation (about a minute for 10,000 terms) and its rows on disk.
+    #[arg(long)]
+    no_static: bool,
     /// Choose each document's summary (a few of its sentences) for `includeSummary`: by
     /// meaning with a model, else by its title's words. Costs build time and index bytes.
     #[arg(long)]
@@ -398,10 +402,24 @@ fn index(args: IndexArgs) -> Result<()> {
         return write_part(shard, ingested.documents, settings, options, &args, staging, started);
     }
     let bar = progress_bar(chunk_total as u64, "embedding");
-    let index = build::build(ingested.documents, settings, vectors, |done, _| {
+    let mut index = build::build(ingested.documents, settings, vectors, |done, _| {
         bar.set_position(done as u64)
     })?;
     bar.finish_and_clear();
+    // The static tier's rows, distilled from the chunks' vectors; their packs go under p/ in
+    // either layout, before the index that names them.
+    let mut rows_packs = Vec::new();
+    if let (Some((embedder, _)), Some(vectors), false) = (&model, &index.vectors, args.no_static) {
+        let distilled = cairn::statics::distill::distill(
+            &index,
+            &vectors.to_flat(),
+            embedder,
+            &Default::default(),
+        )?;
+        let (rows, packs) = distilled.write(&index);
+        index.statics = Some(rows);
+        rows_packs = packs;
+    }
     let fragments = match args.layout {
         Layout::Auto => index.chunks.len() >= FRAGMENTS_FROM,
         Layout::Single => false,
@@ -410,11 +428,12 @@ fn index(args: IndexArgs) -> Result<()> {
     let (path, bytes) = if fragments {
         // Packs are named by their content, so new ones never overwrite the live index's; the
         // meta file that names them is renamed into place like index.cairn.
-        let layout = fragment::write::layout(&index, &fragment::write::Options::default())?;
-        fragment::write::save_packs(&layout, &args.out)?;
+        let mut layout = fragment::write::layout(&index, &fragment::write::Options::default())?;
+        layout.packs.append(&mut rows_packs);
+        fragment::write::save_packs(&layout.packs, &args.out)?;
         write_synced(&staging.path.join(fragment::META_FILE), &layout.meta)?;
         staging.commit(model.is_some(), fragment::META_FILE)?;
-        fragment::write::remove_stale(&layout, &args.out)?;
+        fragment::write::remove_stale(&layout.packs, &args.out)?;
         let _ = std::fs::remove_file(args.out.join(INDEX_FILE));
         let total = layout.meta.len() + layout.packs.iter().map(|(_, b)| b.len()).sum::<usize>();
         (
@@ -428,9 +447,10 @@ fn index(args: IndexArgs) -> Result<()> {
         )
     } else {
         let bytes = format::write(&index)?;
+        fragment::write::save_packs(&rows_packs, &args.out)?;
         write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
         staging.commit(model.is_some(), INDEX_FILE)?;
-        fragment::write::remove(&args.out)?;
+        fragment::write::remove(&args.out, &rows_packs)?;
         (args.out.join(INDEX_FILE).display().to_string(), bytes.len())
     };
     println!(
@@ -705,6 +725,7 @@ impl Opened {
                 let context = QueryContext {
                     vector: vector.as_deref(),
                     vector_from_caller: false,
+                    encoder: cairn::hit::QueryEncoder::Model,
                     embedder: embedder.as_ref(),
                     now_ms: options.now.unwrap_or_else(cairn::searcher::now_ms),
                     reranker: None,
@@ -753,6 +774,11 @@ fn open(path: &Path, mode: SearchMode) -> Result<Opened> {
         .with_context(|| format!("cannot read the index {}", file.display()))?;
     let mut searcher =
         Searcher::from_bytes(&bytes).with_context(|| format!("{}", file.display()))?;
+    if let Some(rows) = &searcher.index().statics {
+        if mode != SearchMode::Lexical {
+            searcher.set_statics(cairn::statics::read_all(rows, &dir)?);
+        }
+    }
     if searcher.has_vectors() && mode != SearchMode::Lexical {
         searcher.load_model(ModelFiles::read_dir(&dir.join(MODEL_DIR))?)?;
     }

@@ -400,6 +400,8 @@ pub struct SemanticSignal {
     pub score: f32,
     /// Cosine distance, 1 - score: lower is closer.
     pub distance: f32,
+    /// What embedded the query: `"model"`, `"static"` (while the model downloads) or `"given"`.
+    pub encoder: QueryEncoder,
 }
 
 /// Which signals a search uses.
@@ -525,6 +527,24 @@ pub struct SearchOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub rescore: Option<u32>,
+    /// Which encoder embeds the query: `"model"` (the sentence model) or `"static"` (the static
+    /// tier's rows). Default: the model once it is loaded, the static tier until then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub encoder: Option<QueryEncoder>,
+}
+
+/// What made the query's vector.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Tsify)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryEncoder {
+    /// The sentence model (all-MiniLM-L6-v2).
+    #[default]
+    Model,
+    /// The static tier: the weighted mean of the query terms' distilled rows, no transformer.
+    Static,
+    /// The caller (`searchWithVector`).
+    Given,
 }
 
 /// Cross-encoder reranking: the `topN` best fused candidates are scored as (query, chunk) pairs
@@ -579,6 +599,7 @@ impl Default for SearchOptions {
             rerank: None,
             probes: None,
             rescore: None,
+            encoder: None,
         }
     }
 }

@@ -22,6 +22,7 @@ pub mod index;
 pub mod rerank;
 pub mod search;
 pub mod searcher;
+pub mod statics;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod chunk;

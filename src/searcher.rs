@@ -11,19 +11,22 @@ use crate::embed::{sha256_hex, Embedder, ModelFiles};
 use crate::error::Error;
 use crate::error::Result;
 use crate::hit::{
-    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit,
-    SearchMode, SearchOptions,
+    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, QueryEncoder,
+    SearchHit, SearchMode, SearchOptions,
 };
 use crate::index::{format, Index};
 #[cfg(feature = "model")]
 use crate::rerank::Reranker;
 use crate::search::{self, QueryContext};
+use crate::statics::{RowRequest, StaticTable};
 
 /// Cheap to clone (the index and the model are shared), so a shell can attach a model to a copy
 /// and swap it in whole: no caller ever sees a half-attached model.
 #[derive(Clone)]
 pub struct Searcher {
     index: Arc<Index>,
+    /// The static tier, with the rows loaded so far (none until a shell adds them).
+    statics: Option<Arc<StaticTable>>,
     #[cfg(feature = "model")]
     embedder: Option<Arc<Embedder>>,
     /// The cross-encoder `rerank` uses, with the name (folder or URL) it was loaded from.
@@ -34,8 +37,10 @@ pub struct Searcher {
 impl Searcher {
     /// Loads an index from the bytes of an index file.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let index = format::read(bytes)?;
         Ok(Searcher {
-            index: Arc::new(format::read(bytes)?),
+            statics: index.statics.clone().map(|rows| Arc::new(StaticTable::new(rows))),
+            index: Arc::new(index),
             #[cfg(feature = "model")]
             embedder: None,
             #[cfg(feature = "model")]
@@ -96,20 +101,85 @@ impl Searcher {
         }
     }
 
-    /// The query's embedding, when the mode wants one and the model is loaded.
-    /// Not for a query with nothing to search (no terms, and no word being typed to complete):
-    /// it has no hits, so the model is not run for it.
-    fn query_vector(&self, query: &str, options: &SearchOptions) -> Result<Option<Vec<f32>>> {
-        let nothing = !options.prefix && self.index.analyzer().terms(query).is_empty();
+    /// The static tier, when the index has one.
+    pub fn statics(&self) -> Option<&StaticTable> {
+        self.statics.as_deref()
+    }
+
+    /// The static rows a search of `query` would use that are not loaded yet: what a shell
+    /// fetches (by range) and adds with `add_static_row` before searching, while the model is not
+    /// there. Empty when the model answers the search, or the index has no static tier.
+    pub fn static_rows_needed(&self, query: &str, options: &SearchOptions) -> Vec<RowRequest> {
+        match &self.statics {
+            Some(table) if self.wants_static(options) => {
+                table.missing(&crate::statics::query_terms(
+                    &self.index.lexical,
+                    &self.index.analyzer().terms(query),
+                ))
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Adds a static row from its record's bytes (as `static_rows_needed` located them).
+    pub fn add_static_row(&mut self, row: u32, bytes: &[u8]) -> Result<()> {
+        let Some(table) = &mut self.statics else {
+            return Err(crate::Error::InvalidInput(
+                "this index has no static tier, so it takes no static rows".into(),
+            ));
+        };
+        Arc::make_mut(table).add(row, bytes)
+    }
+
+    /// Gives the static tier every row at once (native: read from the index's packs).
+    pub fn set_statics(&mut self, table: StaticTable) {
+        self.statics = Some(Arc::new(table));
+    }
+
+    /// Whether a search with these options embeds the query with the static tier.
+    fn wants_static(&self, options: &SearchOptions) -> bool {
+        options.mode != SearchMode::Lexical
+            && self.has_vectors()
+            && match options.encoder {
+                Some(QueryEncoder::Static) => true,
+                Some(_) => false,
+                None => !self.model_ready() && self.statics.is_some(),
+            }
+    }
+
+    /// The query's embedding and what made it, when the mode wants one and an encoder can make
+    /// it: the model when it is loaded (or asked for), else the static tier once its rows for the
+    /// query are in. Not for a query with nothing to search (no terms, and no word being typed
+    /// to complete): it has no hits, so no encoder is run for it.
+    fn query_vector(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<Option<(Vec<f32>, QueryEncoder)>> {
+        let terms = self.index.analyzer().terms(query);
+        let nothing = !options.prefix && terms.is_empty();
         if options.mode == SearchMode::Lexical || !self.has_vectors() || nothing {
             return Ok(None);
         }
-        self.embed_query(query)
+        if self.wants_static(options) {
+            let Some(table) = &self.statics else {
+                return Err(crate::Error::InvalidInput(
+                    "this index has no static tier (it was built with --no-static, or by `cairn merge`); search with the model".into(),
+                ));
+            };
+            let terms = crate::statics::query_terms(&self.index.lexical, &terms);
+            return Ok(table
+                .ready(&terms)
+                .then(|| table.encode(&terms))
+                .flatten()
+                .map(|v| (v, QueryEncoder::Static)));
+        }
+        Ok(self.embed_query(query)?.map(|v| (v, QueryEncoder::Model)))
     }
 
     fn context<'a>(
         &'a self,
-        vector: Option<&'a [f32]>,
+        vector: Option<&'a (Vec<f32>, QueryEncoder)>,
         options: &SearchOptions,
     ) -> QueryContext<'a> {
         // The loaded cross-encoder, when it is the one the options name.
@@ -123,8 +193,9 @@ impl Searcher {
         #[cfg(not(feature = "model"))]
         let reranker = None;
         QueryContext {
-            vector,
+            vector: vector.map(|(v, _)| v.as_slice()),
             vector_from_caller: false,
+            encoder: vector.map_or(QueryEncoder::Model, |(_, e)| *e),
             #[cfg(feature = "model")]
             embedder: self.embedder.as_deref(),
             now_ms: options.now.unwrap_or_else(now_ms),
@@ -139,7 +210,7 @@ impl Searcher {
         search::search(
             &self.index,
             query,
-            self.context(vector.as_deref(), options),
+            self.context(vector.as_ref(), options),
             options,
         )
     }
@@ -156,8 +227,10 @@ impl Searcher {
             &self.index,
             query,
             QueryContext {
+                vector: Some(vector),
                 vector_from_caller: true,
-                ..self.context(Some(vector), options)
+                encoder: QueryEncoder::Given,
+                ..self.context(None, options)
             },
             options,
         )
@@ -173,7 +246,7 @@ impl Searcher {
         search::documents::search_documents(
             &self.index,
             query,
-            self.context(vector.as_deref(), &options.search),
+            self.context(vector.as_ref(), &options.search),
             options,
             now_ms,
         )
@@ -186,7 +259,7 @@ impl Searcher {
         search::context::build_context(
             &self.index,
             query,
-            self.context(vector.as_deref(), &options.search),
+            self.context(vector.as_ref(), &options.search),
             options,
         )
     }

@@ -195,6 +195,44 @@ impl SearchIndex {
     pub fn model_ready(&self) -> bool {
         self.searcher().model_ready()
     }
+
+    /// Whether the index has a static tier: a query encoder without the model, whose rows
+    /// (a few hundred bytes a query term) are fetched as queries need them.
+    #[wasm_bindgen(getter, js_name = hasStatic)]
+    pub fn has_static(&self) -> bool {
+        self.searcher().statics().is_some()
+    }
+
+    /// The static rows a search of `query` needs that are not loaded yet (none once the model
+    /// is in): fetch each (`length` bytes of `p/<pack>` beside the index, from `offset`) and add
+    /// it with `addStaticRow`; the search then answers by meaning with the static tier.
+    #[wasm_bindgen(js_name = staticRows, unchecked_return_type = "RowRequest[]")]
+    pub fn static_rows(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsError> {
+        let (query, options) = (
+            string(&query, "the query")?,
+            parse_options::<SearchOptions>(options)?,
+        );
+        to_js(&self.searcher().static_rows_needed(&query, &options))
+    }
+
+    /// Adds static row `row` from the bytes fetched for it, checking them.
+    #[wasm_bindgen(js_name = addStaticRow)]
+    pub fn add_static_row(
+        &self,
+        row: u32,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<(), JsError> {
+        let bytes = byte_array(&bytes, "the row")?;
+        self.searcher
+            .try_borrow_mut()
+            .map_err(|_| js_error("the index is busy"))?
+            .add_static_row(row, &bytes)
+            .map_err(js_error)
+    }
 }
 
 /// The model's methods: the full module only.
@@ -462,6 +500,7 @@ impl FragmentedIndex {
         let context = QueryContext {
             vector,
             vector_from_caller: vector.is_some(),
+            encoder: crate::hit::QueryEncoder::Given,
             #[cfg(feature = "model")]
             embedder: None,
             now_ms: options.now.unwrap_or_else(crate::searcher::now_ms),

@@ -100,6 +100,7 @@ fn same_answers(single: &Searcher, dir: &Path, embedder: Option<&Embedder>, mode
                 let context = QueryContext {
                     vector: vector.as_deref(),
                     vector_from_caller: false,
+                    encoder: cairn::hit::QueryEncoder::Model,
                     embedder,
                     now_ms: NOW,
                     reranker: None,

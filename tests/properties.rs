@@ -403,6 +403,7 @@ fn options() -> impl Strategy<Value = SearchOptions> {
             rerank: None,
             probes: None,
             rescore: None,
+            encoder: None,
         })
 }
 

@@ -92,7 +92,7 @@ impl Fragmented {
             || meta.words.windows(2).any(|w| w[0] >= w[1])
             || meta.text_chunks.contains(&0)
             || meta.text_chunks.iter().map(|&n| n as u64).sum::<u64>() != chunks
-            || meta.packs.iter().any(|p| !is_pack_name(p))
+            || meta.packs.iter().any(|p| !super::is_pack_name(p))
             || meta.vectors.as_ref().is_some_and(|v| {
                 v.model.dimension == 0
                     || v.model.dimension > 1 << 16
@@ -323,19 +323,10 @@ impl Fragmented {
         if k == 0 || !(first..first + k as u32).contains(&fragment) {
             return Err(damaged(format!("{name} was asked for, but that is not a records fragment")));
         }
-        let length = super::record_length(dim);
-        let (body, crc) = bytes.split_at(bytes.len().saturating_sub(4));
-        let scale = body
-            .get(dim..dim + 4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        if bytes.len() != length
-            || crc32fast::hash(body).to_le_bytes() != crc
-            || !scale.is_some_and(|s| s.is_finite())
-        {
+        let Some((values, scale)) = super::decode_record(bytes, dim) else {
             return Err(damaged(format!("{name} is damaged")));
-        }
-        let values = body[..dim].iter().map(|&b| b as i8).collect();
-        self.records.insert((fragment, record), (values, scale.unwrap_or(0.0)));
+        };
+        self.records.insert((fragment, record), (values, scale));
         Ok(())
     }
 
@@ -780,10 +771,6 @@ fn stub(l: &LinkedDocument) -> Document {
     }
 }
 
-fn is_pack_name(name: &str) -> bool {
-    name.strip_suffix(".cairnpack")
-        .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
-}
 
 /// Native: searching a fragmented index in a folder, fetching fragments from its packs.
 #[cfg(not(target_arch = "wasm32"))]

@@ -47,6 +47,8 @@ pub struct Meta {
     /// shards).
     pub text_chunks: Vec<u32>,
     pub vectors: Option<VectorMeta>,
+    /// Where the static tier's rows are (their packs are not fragments).
+    pub statics: Option<crate::statics::StaticRows>,
     /// Pack file names under `p/` (content hashes), and how many fragments each holds: the
     /// fragments are laid end to end, pack after pack, in number order.
     pub packs: Vec<String>,
@@ -171,6 +173,43 @@ pub struct Partition {
 /// so that one record is one range of its pack.
 pub fn record_length(dimension: usize) -> usize {
     dimension + 8
+}
+
+/// A pack's file name: `<20 hex digits of its SHA-256>.<kind>` (`cairnpack` for fragments,
+/// `cairnrows` for static rows).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn pack_name(bytes: &[u8], kind: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let hex: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}.{kind}", &hex[..20])
+}
+
+/// Whether `name` is a file name `pack_name` gives (so a crafted meta cannot name a path).
+pub fn is_pack_name(name: &str) -> bool {
+    name.strip_suffix(".cairnpack")
+        .or_else(|| name.strip_suffix(".cairnrows"))
+        .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Appends a record (int8 values, scale, CRC-32 of both) to `out`.
+pub fn encode_record(values: &[i8], scale: f32, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.extend(values.iter().map(|&v| v as u8));
+    out.extend_from_slice(&scale.to_le_bytes());
+    let crc = crc32fast::hash(&out[start..]);
+    out.extend_from_slice(&crc.to_le_bytes());
+}
+
+/// A record's int8 values and scale, if it is `record_length(dimension)` bytes, its checksum
+/// holds and its scale is finite.
+pub fn decode_record(bytes: &[u8], dimension: usize) -> Option<(Vec<i8>, f32)> {
+    if bytes.len() != record_length(dimension) {
+        return None;
+    }
+    let (body, crc) = bytes.split_at(bytes.len() - 4);
+    let scale = f32::from_le_bytes(body[dimension..].try_into().ok()?);
+    (crc32fast::hash(body).to_le_bytes() == crc && scale.is_finite())
+        .then(|| (body[..dimension].iter().map(|&b| b as i8).collect(), scale))
 }
 
 impl Meta {

@@ -100,7 +100,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     let close = |current: &mut Vec<u8>, n: &mut u32, packs: &mut Vec<_>, counts: &mut Vec<u32>| {
         if !current.is_empty() {
             let bytes = std::mem::take(current);
-            let name = format!("{}.cairnpack", &hex(&Sha256::digest(&bytes))[..20]);
+            let name = super::pack_name(&bytes, "cairnpack");
             packs.push((name, bytes));
             counts.push(std::mem::take(n));
         }
@@ -127,6 +127,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         words,
         text_chunks: text,
         vectors,
+        statics: index.statics.clone(),
         packs: packs.iter().map(|(n, _)| n.clone()).collect(),
         pack_fragments,
         fragment_lengths: encoded.iter().map(|b| b.len() as u32).collect(),
@@ -142,10 +143,10 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
 
 /// Writes the layout's packs into `dir/p/` (those not there already: a pack's name is its
 /// content, so a live index's packs are never overwritten).
-pub fn save_packs(layout: &Layout, dir: &Path) -> Result<()> {
+pub fn save_packs(layout_packs: &[(String, Vec<u8>)], dir: &Path) -> Result<()> {
     let packs = dir.join(PACK_DIR);
     std::fs::create_dir_all(&packs)?;
-    for (name, bytes) in &layout.packs {
+    for (name, bytes) in layout_packs {
         let path = packs.join(name);
         if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(bytes.len() as u64) {
             let staging = packs.join(format!(".{name}.partial"));
@@ -159,10 +160,10 @@ pub fn save_packs(layout: &Layout, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Removes the packs of `dir/p/` the layout does not name (after its meta file is in place).
-pub fn remove_stale(layout: &Layout, dir: &Path) -> Result<()> {
-    let keep: std::collections::HashSet<&str> =
-        layout.packs.iter().map(|(n, _)| n.as_str()).collect();
+/// Removes the packs of `dir/p/` that are not among `packs` (after the meta file or index that
+/// names them is in place).
+pub fn remove_stale(packs: &[(String, Vec<u8>)], dir: &Path) -> Result<()> {
+    let keep: std::collections::HashSet<&str> = packs.iter().map(|(n, _)| n.as_str()).collect();
     let Ok(entries) = std::fs::read_dir(dir.join(PACK_DIR)) else {
         return Ok(());
     };
@@ -175,10 +176,12 @@ pub fn remove_stale(layout: &Layout, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Removes a fragmented layout from `dir` (a single file has replaced it).
-pub fn remove(dir: &Path) -> Result<()> {
+/// Removes a fragmented layout from `dir` (a single file has replaced it): its meta file and
+/// every pack but `keep` (the single file's static rows).
+pub fn remove(dir: &Path, keep: &[(String, Vec<u8>)]) -> Result<()> {
     let _ = std::fs::remove_file(dir.join(META_FILE));
-    let _ = std::fs::remove_dir_all(dir.join(PACK_DIR));
+    remove_stale(keep, dir)?;
+    let _ = std::fs::remove_dir(dir.join(PACK_DIR));
     Ok(())
 }
 
@@ -399,12 +402,7 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>,
         p.codes.extend(binary_code(row(i)));
         values.clear();
         let scale = quantize_into(row(i), &mut values);
-        let record = &mut records[j];
-        let start = record.len();
-        record.extend(values.iter().map(|&v| v as u8));
-        record.extend_from_slice(&scale.to_le_bytes());
-        let crc = crc32fast::hash(&record[start..]);
-        record.extend_from_slice(&crc.to_le_bytes());
+        super::encode_record(&values, scale, &mut records[j]);
     }
     (stored, partitions, records)
 }
@@ -413,10 +411,10 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>,
 /// the packs it no longer names are removed.
 pub fn write(index: &Index, dir: &Path, options: &Options) -> Result<Layout> {
     let layout = layout(index, options)?;
-    save_packs(&layout, dir)?;
+    save_packs(&layout.packs, dir)?;
     let staging = dir.join(format!(".{META_FILE}.partial"));
     std::fs::write(&staging, &layout.meta)?;
     std::fs::rename(&staging, dir.join(META_FILE))?;
-    remove_stale(&layout, dir)?;
+    remove_stale(&layout.packs, dir)?;
     Ok(layout)
 }

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::index::Index;
 
 pub const MAGIC: &[u8; 8] = b"CAIRNIDX";
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 const HEADER_LEN: usize = 20;
 const TRAILER_LEN: usize = 4;
 
@@ -144,6 +144,14 @@ fn validate(index: &Index) -> Result<()> {
     }
     if let Some(vectors) = &index.vectors {
         if let Err(m) = vectors.validate(chunks) {
+            return fail(m);
+        }
+    }
+    if let Some(rows) = &index.statics {
+        if index.vectors.as_ref().map(|v| v.dimension()) != Some(rows.dimension as usize) {
+            return fail("the static rows have no vectors of their dimension to search".into());
+        }
+        if let Err(m) = rows.validate(index.lexical.term_count()) {
             return fail(m);
         }
     }

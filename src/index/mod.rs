@@ -114,6 +114,8 @@ pub struct Index {
     pub links: Vec<DocLink>,
     pub lexical: LexicalIndex,
     pub vectors: Option<VectorIndex>,
+    /// Where the static query encoder's rows are (`statics`), when it was distilled.
+    pub statics: Option<crate::statics::StaticRows>,
     /// Each document's metadata, parsed on first use (filters, hits).
     #[serde(skip)]
     parsed_metadata: std::sync::OnceLock<Vec<Option<serde_json::Value>>>,
@@ -138,6 +140,7 @@ impl Index {
             links,
             lexical,
             vectors,
+            statics: None,
             parsed_metadata: Default::default(),
             incoming_links: Default::default(),
         }

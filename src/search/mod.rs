@@ -34,6 +34,8 @@ pub struct QueryContext<'a> {
     /// Whether the caller brought `vector` itself (`searchWithVector`): then a query text with no
     /// terms still searches by the vector; otherwise such a query has no hits.
     pub vector_from_caller: bool,
+    /// What made `vector`.
+    pub encoder: crate::hit::QueryEncoder,
     /// The model, for finding the closest sentence of a hit only the semantic signal found.
     #[cfg(feature = "model")]
     pub embedder: Option<&'a Embedder>,
@@ -388,6 +390,9 @@ pub(crate) fn validate(options: &SearchOptions) -> Result<()> {
     )?;
     at_most("expand", options.expand, limits::EXPAND)?;
     at_most("maxLinks", options.max_links, limits::MAX_LINKS)?;
+    if options.encoder == Some(crate::hit::QueryEncoder::Given) {
+        return bad("encoder must be \"model\" or \"static\"; to search with your own vector, call searchWithVector".into());
+    }
     if let Some(rerank) = &options.rerank {
         if rerank.top_n == 0 {
             return bad("rerank.topN must be at least 1".into());
@@ -504,6 +509,7 @@ fn base_hit(
                 rank,
                 score,
                 distance: 1.0 - score,
+                encoder: context.encoder,
             }),
         },
         retrieval_rank: (candidate.retrieval_rank > 0).then_some(candidate.retrieval_rank),

@@ -1,0 +1,289 @@
+//! The static query encoder: a query vector without a transformer. It holds one vector per
+//! indexed term, in the sentence model's own output space, so a query's vector (the
+//! IDF-weighted mean of its terms' rows, normalized) searches the chunk vectors the index
+//! already has. The query's terms are the lexical index's own (`analyze`), so the static tier
+//! needs no tokenizer or vocabulary of its own: a browser fetches the rows of the query's terms
+//! (a few hundred bytes each, by range request) and answers by meaning at once, while the model
+//! downloads. `distill` (native, with the model) fits the rows at index time so that they
+//! reproduce the model's embeddings of the site's own text.
+//!
+//! The rows are records (`fragment::encode_record`: int8 values, f32 scale, CRC-32) end to end
+//! in packs under `p/`, beside either layout; the index (or meta file) carries `StaticRows`,
+//! which says which terms have a row and where each row is.
+
+#[cfg(all(feature = "model", not(target_arch = "wasm32")))]
+pub mod distill;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::fragment::{decode_record, record_length};
+use crate::index::lexical::LexicalIndex;
+
+/// Where the static rows are: which terms have one (a bit a term id, least significant first),
+/// and the packs that hold them, `per_pack` rows each (the last may hold fewer), in row order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StaticRows {
+    pub dimension: u32,
+    pub present: Vec<u8>,
+    pub per_pack: u32,
+    pub packs: Vec<String>,
+}
+
+/// One row's bytes: `length` bytes of `p/<pack>` from `offset`.
+#[derive(Debug, Clone, PartialEq, Serialize, tsify::Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RowRequest {
+    pub row: u32,
+    pub pack: String,
+    pub offset: u64,
+    pub length: u32,
+}
+
+impl StaticRows {
+    /// How many rows there are.
+    pub fn len(&self) -> usize {
+        self.present.iter().map(|b| b.count_ones() as usize).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Checks the directory against the lexical index it belongs to.
+    pub fn validate(&self, term_count: usize) -> std::result::Result<(), String> {
+        let rows = self.len();
+        if self.dimension == 0
+            || self.dimension > 8192
+            || self.present.len() != term_count.div_ceil(8)
+            || self.per_pack == 0
+            || self.packs.len() != rows.div_ceil(self.per_pack as usize)
+            || (term_count % 8 != 0 && self.present.last().is_some_and(|b| b >> (term_count % 8) != 0))
+        {
+            return Err("the static rows' directory does not match its terms".into());
+        }
+        if self.packs.iter().any(|p| !crate::fragment::is_pack_name(p)) {
+            return Err("the static rows name a pack that is not a pack file name".into());
+        }
+        Ok(())
+    }
+
+    /// Row `row`'s place: its pack, offset and length.
+    pub fn request(&self, row: u32) -> RowRequest {
+        let length = record_length(self.dimension as usize) as u32;
+        RowRequest {
+            row,
+            pack: self.packs[(row / self.per_pack) as usize].clone(),
+            offset: (row % self.per_pack) as u64 * length as u64,
+            length,
+        }
+    }
+}
+
+/// The static tier: its directory and the rows loaded so far (all of them natively, the
+/// query's in a browser).
+#[derive(Debug, Clone)]
+pub struct StaticTable {
+    pub rows: StaticRows,
+    /// Each term's row (`u32::MAX`: none).
+    row_of: Vec<u32>,
+    loaded: HashMap<u32, (Vec<i8>, f32)>,
+}
+
+impl StaticTable {
+    /// A table with no row loaded yet; `rows` must have passed `validate`.
+    pub fn new(rows: StaticRows) -> Self {
+        let mut row_of = Vec::with_capacity(rows.present.len() * 8);
+        let mut next = 0u32;
+        for t in 0..rows.present.len() * 8 {
+            if rows.present[t / 8] >> (t % 8) & 1 == 1 {
+                row_of.push(next);
+                next += 1;
+            } else {
+                row_of.push(u32::MAX);
+            }
+        }
+        StaticTable {
+            rows,
+            row_of,
+            loaded: HashMap::new(),
+        }
+    }
+
+    /// Term `term`'s row number, if it has one.
+    pub fn row_of(&self, term: u32) -> Option<u32> {
+        self.row_of.get(term as usize).copied().filter(|&r| r != u32::MAX)
+    }
+
+    /// The rows a query's terms (`query_terms`) need that are not loaded yet.
+    pub fn missing(&self, terms: &[(u32, f32)]) -> Vec<RowRequest> {
+        terms
+            .iter()
+            .filter_map(|&(t, _)| self.row_of(t))
+            .filter(|r| !self.loaded.contains_key(r))
+            .map(|r| self.rows.request(r))
+            .collect()
+    }
+
+    /// Adds row `row` from its record's bytes, checking them.
+    pub fn add(&mut self, row: u32, bytes: &[u8]) -> Result<()> {
+        if row as usize >= self.rows.len() {
+            return Err(Error::InvalidIndex(format!(
+                "static row {row} was given, but the index has {} rows",
+                self.rows.len()
+            )));
+        }
+        let (values, scale) = decode_record(bytes, self.rows.dimension as usize).ok_or_else(|| {
+            Error::InvalidIndex(format!(
+                "static row {row} is damaged (its length or checksum is wrong); build the index again and upload all of it"
+            ))
+        })?;
+        self.loaded.insert(row, (values, scale));
+        Ok(())
+    }
+
+    /// How many rows are loaded.
+    pub fn loaded(&self) -> usize {
+        self.loaded.len()
+    }
+
+    /// Whether every row the query's terms have is loaded, and at least one is.
+    pub fn ready(&self, terms: &[(u32, f32)]) -> bool {
+        let mut any = false;
+        for &(t, _) in terms {
+            if let Some(r) = self.row_of(t) {
+                if !self.loaded.contains_key(&r) {
+                    return false;
+                }
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// A query's static vector from its weighted terms (`query_terms`): the normalized
+    /// weighted sum of the loaded rows; `None` when none weighs anything.
+    pub fn encode(&self, terms: &[(u32, f32)]) -> Option<Vec<f32>> {
+        let dimension = self.rows.dimension as usize;
+        let mut sum = vec![0f32; dimension];
+        let mut any = false;
+        for &(t, w) in terms {
+            let Some((values, scale)) = self.row_of(t).and_then(|r| self.loaded.get(&r)) else {
+                continue;
+            };
+            if w > 0.0 {
+                any = true;
+                let k = w * scale;
+                for (s, &v) in sum.iter_mut().zip(values) {
+                    *s += k * v as f32;
+                }
+            }
+        }
+        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+        (any && norm > 0.0 && norm.is_finite()).then(|| sum.iter().map(|x| x / norm).collect())
+    }
+}
+
+/// How much a term weighs in a text's static vector: its count times its IDF over chunks, so
+/// words most chunks have say little (the same weights distillation fits the rows with).
+pub fn weight(count: u32, idf: f32) -> f32 {
+    count as f32 * idf.max(0.0)
+}
+
+/// A text's terms as (term id, weight), each term once, in first-seen order. Terms the index
+/// does not have are left out.
+pub fn query_terms(lexical: &LexicalIndex, terms: &[String]) -> Vec<(u32, f32)> {
+    let mut counted: Vec<(u32, u32)> = Vec::new();
+    for term in terms {
+        if let Some(t) = lexical.term_id(term) {
+            match counted.iter_mut().find(|(id, _)| *id == t) {
+                Some((_, n)) => *n += 1,
+                None => counted.push((t, 1)),
+            }
+        }
+    }
+    counted
+        .into_iter()
+        .map(|(t, n)| (t, weight(n, lexical.idf[t as usize])))
+        .collect()
+}
+
+/// The rows' packs (native): about a megabyte each, named by content. `terms` (ascending) are
+/// the term ids of `rows` (`dimension` f32 each), of a lexical index of `term_count` terms.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn write(
+    dimension: usize,
+    term_count: usize,
+    terms: &[u32],
+    rows: &[f32],
+) -> (StaticRows, Vec<(String, Vec<u8>)>) {
+    let length = record_length(dimension);
+    let per_pack = ((1usize << 20) / length).max(1);
+    let mut present = vec![0u8; term_count.div_ceil(8)];
+    for &t in terms {
+        present[t as usize / 8] |= 1 << (t % 8);
+    }
+    let mut values = Vec::with_capacity(dimension);
+    let packs: Vec<(String, Vec<u8>)> = rows
+        .chunks_exact(dimension)
+        .collect::<Vec<_>>()
+        .chunks(per_pack)
+        .map(|pack| {
+            let mut bytes = Vec::with_capacity(pack.len() * length);
+            for row in pack {
+                values.clear();
+                let scale = crate::index::vector::quantize_into(row, &mut values);
+                crate::fragment::encode_record(&values, scale, &mut bytes);
+            }
+            (crate::fragment::pack_name(&bytes, "cairnrows"), bytes)
+        })
+        .collect();
+    (
+        StaticRows {
+            dimension: dimension as u32,
+            present,
+            per_pack: per_pack as u32,
+            packs: packs.iter().map(|(n, _)| n.clone()).collect(),
+        },
+        packs,
+    )
+}
+
+/// The whole table, every row read from the packs under `dir/p/` (native search and eval).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_all(rows: &StaticRows, dir: &std::path::Path) -> Result<StaticTable> {
+    let packs = rows
+        .packs
+        .iter()
+        .map(|name| {
+            let path = dir.join(crate::fragment::PACK_DIR).join(name);
+            std::fs::read(&path).map_err(|e| {
+                Error::InvalidIndex(format!(
+                    "cannot read the static rows {} ({e}); build the index again",
+                    path.display()
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    from_packs(rows, &packs)
+}
+
+/// The whole table from its packs' bytes, in order.
+pub fn from_packs(rows: &StaticRows, packs: &[Vec<u8>]) -> Result<StaticTable> {
+    let mut table = StaticTable::new(rows.clone());
+    let length = record_length(rows.dimension as usize);
+    let records = packs.iter().flat_map(|p| p.chunks(length));
+    for (row, record) in (0..rows.len() as u32).zip(records) {
+        table.add(row, record)?;
+    }
+    if table.loaded() < rows.len() {
+        return Err(Error::InvalidIndex(format!(
+            "the static rows' packs hold {} of {} rows; build the index again",
+            table.loaded(),
+            rows.len()
+        )));
+    }
+    Ok(table)
+}
