@@ -149,6 +149,7 @@ export class CairnSearch extends HTMLElement {
     li.setAttribute("role", "option");
     li.setAttribute("aria-selected", "false");
     li.dataset.url = hit.citation.url ?? "";
+    li.dataset.id = hit.id;
     const c = hit.citation;
     const title = Object.assign(document.createElement("div"), { className: "title", textContent: c.title || c.docId });
     if (!hit.signals.lexical) {

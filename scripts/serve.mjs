@@ -1,7 +1,7 @@
 // A small static server for the demo and the browser tests: www/ at /, wasm-pack's pkg/ at
 // /pkg/, the project's Markdown (what the demo's hits link to) at /source/. Sends Content-Length (so downloads report progress) and the wasm MIME type.
 // As a static host does, it answers `Range` requests (206) and can gzip text and wasm for
-// clients that accept it; `server.log` records every response's path, status and body bytes (as sent),
+// clients that accept it; `server.log` records every response's path, status, body bytes (as sent) and range asked,
 // for the tests and benchmarks that count what a search costs.
 // Usage: node scripts/serve.mjs [port]   (port 0 picks a free one; the URL is printed)
 import { createServer } from "node:http";
@@ -59,7 +59,7 @@ export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter
         headers["Content-Encoding"] = "gzip";
       }
       headers["Content-Length"] = body.length;
-      log.push({ path, status, bytes: body.length });
+      log.push({ path, status, bytes: body.length, ...(range ? { range: req.headers.range } : {}) });
       res.writeHead(status, headers);
       res.end(body);
     } catch {
