@@ -194,7 +194,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let single = out.join("single");
     std::fs::create_dir_all(&single)?;
     std::fs::write(single.join("index.cairn"), format::write(&index)?)?;
-    let layout = write::write(&index, &out.join("fragments"), &Options::default())?;
+    let layout = write::write(&index, &out.join("fragments"), &Options::default(), &[])?;
     std::fs::write(out.join("queries.txt"), texts.join("\n") + "\n")?;
     let bytes: Vec<u8> = query_vectors.iter().flat_map(|x| x.to_le_bytes()).collect();
     std::fs::write(out.join("queries.f32"), bytes)?;

@@ -28,7 +28,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let started = std::time::Instant::now();
     let index = format::read(&std::fs::read(PathBuf::from(source).join("index.cairn"))?)?;
-    let layout = write::write(&index, &PathBuf::from(out), &options)?;
+    let rows = match &index.statics {
+        Some(rows) => cairn::statics::read_packs(rows, std::path::Path::new(source))?,
+        None => Vec::new(),
+    };
+    let layout = write::write(&index, &PathBuf::from(out), &options, &rows)?;
     let total: usize = layout.packs.iter().map(|(_, b)| b.len()).sum();
     println!(
         "{} fragments in {} packs, {} bytes, meta {} bytes, {:.1} s ({options:?})",

@@ -265,7 +265,9 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
   };
   const opened = {
     index: {
-      search: (query, options) => fragments.search(query, options, encoder && options?.mode !== "lexical" ? encoder.embed(query) : null),
+      // Until the model is in (or with encoder: "static"), the index embeds the query with its
+      // static tier, if it has one.
+      search: (query, options) => fragments.search(query, options, encoder && options?.mode !== "lexical" && options?.encoder !== "static" ? encoder.embed(query) : null),
       searchWithVector: (query, vector, options) => fragments.search(query, options, Float32Array.from(vector)),
       searchDocuments: unsupported("searchDocuments"),
       buildContext: unsupported("buildContext"),

@@ -1,7 +1,8 @@
 // The loader of a fragmented index (`meta.cairn` and packs of fragments under `p/`): it asks the
 // wasm `FragmentedIndex` what a search needs, fetches exactly that, and asks again, so a query
-// costs at most four rounds of requests (terms and centroids; typo words and vector
-// partitions; expansions and the vector records of its best candidates; its hits' text).
+// costs at most five rounds of requests (terms and centroids; the static rows of its terms,
+// while the model is not in; typo words and vector partitions; expansions and the vector
+// records of its best candidates; its hits' text).
 // Fragments come by HTTP range requests into the packs, adjacent ones joined into one request;
 // a host that ignores `Range` (a 200 with the whole pack) is noticed on the first answer, and
 // whole packs are fetched from then on. Each fragment is gzipped by `cairn index` and undone
@@ -10,7 +11,7 @@
 // build invalidates them and a second visit costs nothing.
 
 const CACHE_PREFIX = "cairn-fragments-";
-/** Rounds one search may take before it is an error (it needs at most four). */
+/** Rounds one search may take before it is an error (it needs at most five). */
 const MAX_ROUNDS = 6;
 
 /** `bytes` with gzip undone. */
@@ -166,14 +167,16 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     base,
     cache,
     stats,
-    key: (r) => (r.record === undefined ? `${r.fragment}` : `${r.fragment}/${r.record}`),
-    cacheKey: (r) => new URL(`${r.pack}?fragment=${r.fragment}${r.record === undefined ? "" : `&record=${r.record}`}`, base).href,
+    key: (r) => (r.row !== undefined ? `row/${r.row}` : r.record === undefined ? `${r.fragment}` : `${r.fragment}/${r.record}`),
+    cacheKey: (r) => new URL(r.row !== undefined ? `${r.pack}?row=${r.row}` : `${r.pack}?fragment=${r.fragment}${r.record === undefined ? "" : `&record=${r.record}`}`, base).href,
     describe: (run) => {
+      if (run[0].row !== undefined) return `static row${run.length > 1 ? "s" : ""} ${run.map((r) => r.row).join(", ")}`;
       const names = [...new Set(run.map((r) => r.fragment))];
       return `fragment${names.length > 1 ? "s" : ""} ${names.join(", ")}`;
     },
     add: async (r, bytes) => {
-      if (r.record !== undefined) index.addRecord(r.fragment, r.record, bytes);
+      if (r.row !== undefined) index.addStaticRow(r.row, bytes);
+      else if (r.record !== undefined) index.addRecord(r.fragment, r.record, bytes);
       else index.addFragment(r.fragment, await gunzip(bytes, `fragment ${r.fragment} of ${new URL(r.pack, base)}`));
     },
   });

@@ -396,6 +396,20 @@ impl FragmentedIndex {
             .map_err(js_error)
     }
 
+    /// Adds static row `row` (a `need` entry with a `row`) from its bytes, as fetched. A
+    /// damaged row is an error and is not added.
+    #[wasm_bindgen(js_name = addStaticRow)]
+    pub fn add_static_row(
+        &self,
+        row: u32,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<(), JsError> {
+        let bytes = byte_array(&bytes, "the static row")?;
+        self.borrow_mut()?
+            .add_static_row(row, &bytes)
+            .map_err(js_error)
+    }
+
     /// The index's content hash: what a cache of its fragments is keyed by.
     #[wasm_bindgen(getter)]
     pub fn hash(&self) -> Result<String, JsError> {

@@ -137,7 +137,7 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
     let bytes = std::fs::read(linked.join("index.cairn")).unwrap();
     let single = Searcher::from_bytes(&bytes).unwrap();
     let fragments = dir.path().join("linked-fragments");
-    let layout = write::write(&format::read(&bytes).unwrap(), &fragments, &small()).unwrap();
+    let layout = write::write(&format::read(&bytes).unwrap(), &fragments, &small(), &[]).unwrap();
     assert!(layout.fragments > 10 && layout.packs.len() > 2, "{} fragments", layout.fragments);
     same_answers(&single, &fragments, None, &[SearchMode::Lexical]);
     let summaries = SearchOptions {
@@ -177,15 +177,49 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
     let files = || ModelFiles::read_dir(&embedded.join("model")).unwrap();
     let mut single = Searcher::from_bytes(&bytes).unwrap();
     single.load_model(files()).unwrap();
+    let statics = single.index().statics.clone().expect("a static tier");
+    single.set_statics(cairn::statics::read_all(&statics, &embedded).unwrap());
     let embedder = Embedder::load(files()).unwrap();
     let fragments = dir.path().join("embedded-fragments");
-    write::write(&format::read(&bytes).unwrap(), &fragments, &small()).unwrap();
+    let rows = cairn::statics::read_packs(&statics, &embedded).unwrap();
+    write::write(&format::read(&bytes).unwrap(), &fragments, &small(), &rows).unwrap();
     same_answers(
         &single,
         &fragments,
         Some(&embedder),
         &[SearchMode::Lexical, SearchMode::Hybrid, SearchMode::Semantic],
     );
+
+    // With the static tier instead of the model: its rows fetched by the fragmented index.
+    let mut folder = Folder::open(&fragments).unwrap();
+    let partitions = folder.index.meta().vectors.as_ref().map(|v| v.partitions);
+    for mode in [SearchMode::Hybrid, SearchMode::Semantic] {
+        for options in options(mode, partitions) {
+            let options = SearchOptions {
+                encoder: Some(cairn::hit::QueryEncoder::Static),
+                ..options
+            };
+            for query in QUERIES {
+                // The model still picks a meaning-only hit's closest sentence, as in the single file.
+                let context = QueryContext {
+                    now_ms: NOW,
+                    embedder: Some(&embedder),
+                    ..QueryContext::default()
+                };
+                let expected = single.search(query, &options);
+                let got = folder.search(query, context, &options);
+                match (got, expected) {
+                    (Ok(got), Ok(expected)) => assert_eq!(
+                        serde_json::to_value(&got).unwrap(),
+                        serde_json::to_value(&expected).unwrap(),
+                        "{query:?} with {options:?}"
+                    ),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                    (got, expected) => panic!("{query:?}: {got:?} but the single file gave {expected:?}"),
+                }
+            }
+        }
+    }
 }
 
 #[test]
@@ -207,7 +241,7 @@ fn a_damaged_or_missing_fragment_fails_its_query_and_nothing_else() {
         pack_bytes: 1,
         ..small()
     };
-    write::write(&index, &fragments, &options).unwrap();
+    write::write(&index, &fragments, &options, &[]).unwrap();
     let plain = SearchOptions::default();
     let mut folder = Folder::open(&fragments).unwrap();
     // The term shard of "coffee" is damaged, and the text of chunk 0 is missing.

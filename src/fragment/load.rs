@@ -1,8 +1,9 @@
 //! Searching a fragmented index with the fragments loaded so far. A search either answers or
 //! names the fragments (and vector records) it still needs; the shell fetches those in
-//! parallel, adds them and asks again. A query costs at most four rounds (terms and centroids;
-//! typo words and partitions; expansions and vector records; its hits' text), a round with
-//! nothing to fetch costs none, and a fragment already loaded costs nothing.
+//! parallel, adds them and asks again. A query costs at most five rounds (terms and centroids;
+//! the static rows of its terms, when the static tier embeds it; typo words and partitions;
+//! expansions and vector records; its hits' text), a round with nothing to fetch costs none,
+//! and a fragment already loaded costs nothing.
 //!
 //! Lexical ranking is the single file's to the bit: term shards carry each posting's chunk
 //! length and the meta the document table, so `LexicalIndex::search_words` runs on the same
@@ -20,7 +21,8 @@ use super::{
 };
 use crate::analyze::Analyzer;
 use crate::error::{Error, Result};
-use crate::hit::{SearchHit, SearchMode, SearchOptions};
+use crate::hit::{QueryEncoder, SearchHit, SearchMode, SearchOptions};
+use crate::statics::{RowRequest, StaticTable};
 use crate::index::format::open;
 use crate::index::lexical::{Documents, LexicalIndex, Postings};
 use crate::index::vector::{dot_i8, ScoredChunk};
@@ -48,6 +50,8 @@ pub struct Fragmented {
     partitions: HashMap<u32, Partition>,
     /// Vector records added: (records fragment, record) → int8 components and scale.
     records: HashMap<(u32, u32), (Vec<i8>, f32)>,
+    /// The static tier, with the rows added so far.
+    statics: Option<StaticTable>,
 }
 
 /// What a search gives: its hits, or the fragments it needs first.
@@ -56,6 +60,8 @@ pub enum Step {
     Hits(Vec<SearchHit>),
     /// Fragments, and vector records (records fragment, record), to add first.
     Need(Vec<u32>, Vec<(u32, u32)>),
+    /// Static rows to add first (`add_static_row`).
+    Rows(Vec<RowRequest>),
 }
 
 pub(super) fn damaged(what: String) -> Error {
@@ -89,6 +95,13 @@ impl Fragmented {
             || meta.pack_fragments.len() != meta.packs.len()
             || meta.pack_fragments.iter().map(|&n| n as u64).sum::<u64>() != fragments
             || meta.terms.windows(2).any(|w| w[0] >= w[1])
+            || meta.term_ids.len() != meta.terms.len()
+            || meta.term_ids.first().is_some_and(|&t| t != 0)
+            || meta.term_ids.windows(2).any(|w| w[0] >= w[1])
+            || meta.statics.as_ref().is_some_and(|rows| {
+                meta.vectors.as_ref().map(|v| v.model.dimension) != Some(rows.dimension)
+                    || rows.validate(rows.present.len() * 8).is_err()
+            })
             || meta.words.windows(2).any(|w| w[0] >= w[1])
             || meta.text_chunks.contains(&0)
             || meta.text_chunks.iter().map(|&n| n as u64).sum::<u64>() != chunks
@@ -135,6 +148,7 @@ impl Fragmented {
             average_length: meta.average_document_length,
         });
         Ok(Fragmented {
+            statics: meta.statics.clone().map(StaticTable::new),
             meta,
             text_starts,
             addresses,
@@ -175,6 +189,7 @@ impl Fragmented {
                     Some(super::FragmentRequest {
                         fragment: f,
                         record,
+                        row: None,
                         pack: pack.to_string(),
                         offset: offset + record.map_or(0, |r| r as u64 * record_length as u64),
                         length: if record.is_some() { record_length } else { length },
@@ -191,7 +206,50 @@ impl Fragmented {
                     ),
                 }
             }
+            Step::Rows(rows) => super::FragmentStep {
+                hits: None,
+                need: Some(
+                    rows.into_iter()
+                        .map(|r| super::FragmentRequest {
+                            fragment: 0,
+                            record: None,
+                            row: Some(r.row),
+                            pack: r.pack,
+                            offset: r.offset,
+                            length: r.length,
+                        })
+                        .collect(),
+                ),
+            },
         }
+    }
+
+    /// Adds static row `row` from its record's bytes, checking them.
+    pub fn add_static_row(&mut self, row: u32, bytes: &[u8]) -> Result<()> {
+        match &mut self.statics {
+            Some(table) => table.add(row, bytes),
+            None => Err(damaged(format!("static row {row} was given, but the index has no static tier"))),
+        }
+    }
+
+    /// The query's terms as the static tier weighs them (`statics::query_terms`), by their
+    /// number among all the index's terms, from the loaded term shards.
+    fn static_terms(&self, terms: &[String]) -> Vec<(u32, f32)> {
+        let mut counted: Vec<(u32, u32, f32)> = Vec::new();
+        for term in terms {
+            let Some(s) = self.meta.term_shard(term) else { continue };
+            let Some(shard) = self.terms.get(&s) else { continue };
+            let Ok(i) = shard.terms.binary_search_by(|t| t.as_str().cmp(term)) else { continue };
+            let id = self.meta.term_ids[s as usize] + i as u32;
+            match counted.iter_mut().find(|(t, _, _)| *t == id) {
+                Some((_, n, _)) => *n += 1,
+                None => counted.push((id, 1, shard.idf[i])),
+            }
+        }
+        counted
+            .into_iter()
+            .map(|(t, n, idf)| (t, crate::statics::weight(n, idf)))
+            .collect()
     }
 
     /// The text fragment that holds chunk `chunk`.
@@ -357,7 +415,22 @@ impl Fragmented {
         let analyzer = Analyzer::new(self.meta.settings.analyzer.clone());
         let mut query_terms = search::analyze_query(&analyzer, query)?;
         let nothing = query_terms.is_empty() && !context.vector_from_caller;
-        let vector = search::semantic_vector(self.has_vectors(), context, options, nothing)?;
+        // The static tier embeds the query when no vector is given (or it is asked for), once
+        // the query's term shards and then its rows are in.
+        let use_static = self.statics.is_some()
+            && self.has_vectors()
+            && options.mode != SearchMode::Lexical
+            && !nothing
+            && match options.encoder {
+                Some(QueryEncoder::Static) => true,
+                Some(_) => false,
+                None => context.vector.is_none(),
+            };
+        let mut vector = if use_static {
+            None
+        } else {
+            search::semantic_vector(self.has_vectors(), context, options, nothing)?
+        };
         if nothing {
             return Ok(Step::Hits(Vec::new()));
         }
@@ -376,7 +449,7 @@ impl Fragmented {
             .flat_map(|w| self.meta.word_shards(w))
             .collect();
         let mut need = BTreeSet::new();
-        if lexical_ran || options.highlight {
+        if lexical_ran || options.highlight || use_static {
             need.extend(
                 query_terms
                     .iter()
@@ -385,11 +458,29 @@ impl Fragmented {
             );
         }
         need.extend(word_shards.iter().filter(|s| !self.words.contains_key(s)));
-        if vector.is_some() && self.centroids.is_none() {
+        if (vector.is_some() || use_static) && self.centroids.is_none() {
             need.insert(self.meta.centroids_fragment());
         }
         if !need.is_empty() {
             return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
+        }
+        // The static tier's rows for the query's terms, then its vector.
+        let static_vector;
+        let mut context = context;
+        if let (true, Some(table)) = (use_static, &self.statics) {
+            let terms = self.static_terms(&query_terms);
+            let rows = table.missing(&terms);
+            if !rows.is_empty() {
+                return Ok(Step::Rows(rows));
+            }
+            static_vector = table.encode(&terms);
+            context = QueryContext {
+                vector: static_vector.as_deref(),
+                vector_from_caller: false,
+                encoder: QueryEncoder::Static,
+                ..context
+            };
+            vector = search::semantic_vector(self.has_vectors(), context, options, nothing)?;
         }
         // Round 2: the word shards a misspelled word is looked for in (the words that share its
         // first letter), and the partitions nearest the query.
@@ -836,6 +927,14 @@ pub mod native {
                             self.index.add_record(f, r, &bytes)?;
                         }
                     }
+                    Step::Rows(rows) => {
+                        self.rounds += 1;
+                        for r in rows {
+                            let bytes = read_range(&self.dir.join(PACK_DIR).join(&r.pack), r.offset, r.length)?;
+                            self.bytes += bytes.len() as u64;
+                            self.index.add_static_row(r.row, &bytes)?;
+                        }
+                    }
                 }
             }
         }
@@ -912,7 +1011,6 @@ pub mod native {
 
         /// Fragment `fragment`'s bytes, or one of its records.
         fn read(&self, fragment: u32, record: Option<u32>) -> Result<Vec<u8>> {
-            use std::io::{Read, Seek, SeekFrom};
             let (pack, mut offset, mut length) = self.index.address(fragment).ok_or_else(|| {
                 Error::InvalidIndex(format!("fragment {fragment} is not in the meta file"))
             })?;
@@ -921,11 +1019,17 @@ pub mod native {
                 offset += r as u64 * size as u64;
                 length = size;
             }
-            let mut file = std::fs::File::open(self.dir.join(PACK_DIR).join(pack))?;
-            file.seek(SeekFrom::Start(offset))?;
-            let mut bytes = vec![0u8; length as usize];
-            file.read_exact(&mut bytes)?;
-            Ok(bytes)
+            read_range(&self.dir.join(PACK_DIR).join(pack), offset, length)
         }
+    }
+
+    /// `length` bytes of the file at `path` from `offset`.
+    fn read_range(path: &Path, offset: u64, length: u32) -> Result<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = std::fs::File::open(path)?;
+        file.seek(SeekFrom::Start(offset))?;
+        let mut bytes = vec![0u8; length as usize];
+        file.read_exact(&mut bytes)?;
+        Ok(bytes)
     }
 }

@@ -39,8 +39,10 @@ pub struct Meta {
     pub document_lengths: Vec<u32>,
     pub average_chunk_length: f32,
     pub average_document_length: f32,
-    /// The first term of each term shard, ascending (fragments `0..terms.len()`).
+    /// The first term of each term shard, ascending (fragments `0..terms.len()`), and its
+    /// number among all the index's terms (what the static rows are keyed by).
     pub terms: Vec<String>,
+    pub term_ids: Vec<u32>,
     /// The first word of each word shard, ascending (the fragments after the term shards).
     pub words: Vec<String>,
     /// How many chunks each text fragment holds, in chunk order (the fragments after the term
@@ -250,7 +252,8 @@ impl Meta {
 }
 
 /// A fragment a search needs: `length` bytes of `p/<pack>` from `offset`, gzipped; or, with
-/// `record`, one vector record of a records fragment, as it is (add it with `addRecord`).
+/// `record`, one vector record of a records fragment, as it is (add it with `addRecord`); or,
+/// with `row`, one static row (add it with `addStaticRow`; `fragment` is then 0).
 #[derive(Debug, Clone, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct FragmentRequest {
@@ -258,6 +261,9 @@ pub struct FragmentRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub record: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub row: Option<u32>,
     pub pack: String,
     pub offset: u64,
     pub length: u32,

@@ -56,7 +56,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     let mut fragments: Vec<Payload> = Vec::new();
     // The records fragments (after every other): raw bytes, one range a vector.
     let mut raw: Vec<Vec<u8>> = Vec::new();
-    let (terms, shards) = term_shards(index, options.shard_postings.max(1));
+    let (terms, term_ids, shards) = term_shards(index, options.shard_postings.max(1));
     fragments.extend(shards.into_iter().map(Payload::Terms));
     let (words, word_shards) = word_shards(index, options.shard_words.max(1));
     fragments.extend(word_shards.into_iter().map(Payload::Words));
@@ -124,6 +124,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         average_chunk_length: lexical.average_length,
         average_document_length: lexical.documents.average_length,
         terms,
+        term_ids,
         words,
         text_chunks: text,
         vectors,
@@ -210,14 +211,16 @@ fn document_chunks(index: &Index) -> Vec<u32> {
 }
 
 /// Terms in order, cut after about `size` postings; each posting with its chunk's length.
-fn term_shards(index: &Index, size: usize) -> (Vec<String>, Vec<TermShard>) {
+fn term_shards(index: &Index, size: usize) -> (Vec<String>, Vec<u32>, Vec<TermShard>) {
     let lexical = &index.lexical;
     let mut firsts = Vec::new();
+    let mut ids = Vec::new();
     let mut shards: Vec<TermShard> = Vec::new();
     let mut postings_in_shard = 0;
     for (t, term) in lexical.terms.iter().enumerate() {
         if shards.is_empty() || postings_in_shard >= size {
             firsts.push(term.clone());
+            ids.push(t as u32);
             shards.push(TermShard::default());
             postings_in_shard = 0;
         }
@@ -236,7 +239,7 @@ fn term_shards(index: &Index, size: usize) -> (Vec<String>, Vec<TermShard>) {
         });
         postings_in_shard += postings.freqs.len();
     }
-    (firsts, shards)
+    (firsts, ids, shards)
 }
 
 /// The indexed words in order, `size` a shard, each with its term and the term's chunk
@@ -407,10 +410,12 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>,
     (stored, partitions, records)
 }
 
-/// Writes `index` as a fragmented layout into `dir`: packs, then the meta file by rename, then
-/// the packs it no longer names are removed.
-pub fn write(index: &Index, dir: &Path, options: &Options) -> Result<Layout> {
-    let layout = layout(index, options)?;
+/// Writes `index` as a fragmented layout into `dir`: packs (and `rows`, the static rows' packs
+/// its `statics` names), then the meta file by rename, then the packs it no longer names are
+/// removed.
+pub fn write(index: &Index, dir: &Path, options: &Options, rows: &[(String, Vec<u8>)]) -> Result<Layout> {
+    let mut layout = layout(index, options)?;
+    layout.packs.extend(rows.iter().cloned());
     save_packs(&layout.packs, dir)?;
     let staging = dir.join(format!(".{META_FILE}.partial"));
     std::fs::write(&staging, &layout.meta)?;

@@ -251,22 +251,28 @@ pub fn write(
     )
 }
 
-/// The whole table, every row read from the packs under `dir/p/` (native search and eval).
+/// The rows' packs as (name, bytes), read from `dir/p/` (to copy them into another layout).
 #[cfg(not(target_arch = "wasm32"))]
-pub fn read_all(rows: &StaticRows, dir: &std::path::Path) -> Result<StaticTable> {
-    let packs = rows
-        .packs
+pub fn read_packs(rows: &StaticRows, dir: &std::path::Path) -> Result<Vec<(String, Vec<u8>)>> {
+    rows.packs
         .iter()
         .map(|name| {
             let path = dir.join(crate::fragment::PACK_DIR).join(name);
-            std::fs::read(&path).map_err(|e| {
+            let bytes = std::fs::read(&path).map_err(|e| {
                 Error::InvalidIndex(format!(
                     "cannot read the static rows {} ({e}); build the index again",
                     path.display()
                 ))
-            })
+            })?;
+            Ok((name.clone(), bytes))
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect()
+}
+
+/// The whole table, every row read from the packs under `dir/p/` (native search and eval).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_all(rows: &StaticRows, dir: &std::path::Path) -> Result<StaticTable> {
+    let packs: Vec<Vec<u8>> = read_packs(rows, dir)?.into_iter().map(|(_, b)| b).collect();
     from_packs(rows, &packs)
 }
 
