@@ -409,7 +409,9 @@ fn index(args: IndexArgs) -> Result<()> {
     // The static tier's rows, distilled from the chunks' vectors; their packs go under p/ in
     // either layout, before the index that names them.
     let mut rows_packs = Vec::new();
+    let mut distilled_in = None;
     if let (Some((embedder, _)), Some(vectors), false) = (&model, &index.vectors, args.no_static) {
+        let began = Instant::now();
         let distilled = cairn::statics::distill::distill(
             &index,
             &vectors.to_flat(),
@@ -417,6 +419,7 @@ fn index(args: IndexArgs) -> Result<()> {
             &Default::default(),
         )?;
         let (rows, packs) = distilled.write(&index);
+        distilled_in = Some((rows.len(), began.elapsed().as_secs_f64()));
         index.statics = Some(rows);
         rows_packs = packs;
     }
@@ -425,6 +428,7 @@ fn index(args: IndexArgs) -> Result<()> {
         Layout::Single => false,
         Layout::Fragments => true,
     };
+    let rows_bytes: usize = rows_packs.iter().map(|(_, b)| b.len()).sum();
     let (path, bytes) = if fragments {
         // Packs are named by their content, so new ones never overwrite the live index's; the
         // meta file that names them is renamed into place like index.cairn.
@@ -454,12 +458,16 @@ fn index(args: IndexArgs) -> Result<()> {
         (args.out.join(INDEX_FILE).display().to_string(), bytes.len())
     };
     println!(
-        "indexed {} documents, {} chunks, {} bytes ({}) in {:.1} s{}",
+        "indexed {} documents, {} chunks, {} bytes ({}) in {:.1} s{}{}",
         index.documents.len(),
         index.chunks.len(),
         bytes,
         path,
         started.elapsed().as_secs_f64(),
+        distilled_in.map_or(String::new(), |(rows, s)| format!(
+            "; static tier {rows} rows ({} bytes) in {s:.1} s",
+            rows_bytes
+        )),
         [
             ("skipped", files.skipped.len() + ingested.skipped.len()),
             ("warnings", ingested.warnings.len()),

@@ -16,6 +16,11 @@ pub trait ChunkEmbedder: Sync {
     fn dimension(&self) -> usize;
     /// A normalized vector that depends on `text` alone.
     fn embed(&self, text: &str) -> Result<Vec<f32>>;
+    /// The vectors of short texts, flattened, for work where a vector need not be the text's
+    /// alone (the static tier's starting rows): in padded batches where that is faster.
+    fn embed_short(&self, texts: &[String]) -> Result<Vec<f32>> {
+        embed_all(self, texts, &|_, _| {})
+    }
 }
 
 #[cfg(feature = "model")]
@@ -25,6 +30,14 @@ impl ChunkEmbedder for crate::embed::Embedder {
     }
     fn embed(&self, text: &str) -> Result<Vec<f32>> {
         self.embed(text)
+    }
+    /// Batches of 64 in order, on every core: the same batches, so the same bits, every run.
+    fn embed_short(&self, texts: &[String]) -> Result<Vec<f32>> {
+        let batches: Vec<Vec<Vec<f32>>> = texts
+            .par_chunks(64)
+            .map(|batch| self.embed_batch(&batch.iter().map(String::as_str).collect::<Vec<_>>()))
+            .collect::<Result<_>>()?;
+        Ok(batches.into_iter().flatten().flatten().collect())
     }
 }
 
@@ -303,8 +316,8 @@ fn embed_new(
 
 /// Embeds texts on every core, each alone (no padding, and a vector depends on its text only),
 /// longest first so the cores finish together; the vectors come back in text order, flattened.
-pub fn embed_all(
-    embedder: &dyn ChunkEmbedder,
+pub fn embed_all<E: ChunkEmbedder + ?Sized>(
+    embedder: &E,
     texts: &[String],
     progress: &(impl Fn(usize, usize) + Sync),
 ) -> Result<Vec<f32>> {

@@ -94,7 +94,7 @@ pub fn distill(
         .iter()
         .map(|&t| words[t as usize].unwrap_or(lexical.term(t)).to_string())
         .collect();
-    let start = crate::index::build::embed_all(embedder, &start_texts, &|_, _| {})?;
+    let start = embedder.embed_short(&start_texts)?;
 
     // The texts to fit: every chunk, by its postings.
     let mut by_chunk: Vec<Vec<(u32, f32)>> = vec![Vec::new(); index.chunks.len()];
