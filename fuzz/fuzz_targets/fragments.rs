@@ -99,6 +99,18 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
                             break;
                         }
                     }
+                    Ok(Step::Rows(rows)) => {
+                        // A crafted meta's static rows: whatever bytes the input holds.
+                        for r in rows {
+                            let (&n, rest) = data.split_first().unwrap_or((&0, &[]));
+                            let n = (n as usize).min(rest.len());
+                            let _ = index.add_static_row(r.row, &rest[..n]);
+                            data = &rest[n..];
+                        }
+                        if data.is_empty() {
+                            break;
+                        }
+                    }
                     Err(_) => break,
                 }
             }
