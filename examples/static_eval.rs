@@ -4,7 +4,7 @@
 //! Usage: static_eval <index dir> <eval dir> [ridge] [iterations] [headings 0|1]
 use std::collections::HashMap;
 
-use cairn::hit::{QueryEncoder, SearchMode, SearchOptions};
+use cairn::hit::{Encoder, SearchMode, SearchOptions};
 use cairn::statics::distill::{distill, DistillOptions};
 use cairn::{eval, Searcher};
 
@@ -44,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (id, v["text"].as_str().unwrap().to_string())
         })
         .collect();
-    let run = |mode: SearchMode, encoder: QueryEncoder| {
+    let run = |mode: SearchMode, encoder: Encoder| {
         let options = SearchOptions {
             mode,
             limit: 1000,
@@ -67,11 +67,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         eval::evaluate(&rankings, &qrels).0.ndcg_at_10
     };
-    let lexical = run(SearchMode::Lexical, QueryEncoder::Model);
-    let full_sem = run(SearchMode::Semantic, QueryEncoder::Model);
-    let static_sem = run(SearchMode::Semantic, QueryEncoder::Static);
-    let full_hyb = run(SearchMode::Hybrid, QueryEncoder::Model);
-    let static_hyb = run(SearchMode::Hybrid, QueryEncoder::Static);
+    let lexical = run(SearchMode::Lexical, Encoder::Model);
+    let full_sem = run(SearchMode::Semantic, Encoder::Model);
+    let static_sem = run(SearchMode::Semantic, Encoder::Static);
+    let full_hyb = run(SearchMode::Hybrid, Encoder::Model);
+    let static_hyb = run(SearchMode::Hybrid, Encoder::Static);
     println!(
         "{} lexical {lexical:.4} | semantic model {full_sem:.4} static {static_sem:.4} ({:.0}%) | hybrid model {full_hyb:.4} static {static_hyb:.4}",
         dir.display(),

@@ -733,7 +733,7 @@ impl Opened {
                 let context = QueryContext {
                     vector: vector.as_deref(),
                     vector_from_caller: false,
-                    encoder: cairn::hit::QueryEncoder::Model,
+                    encoder: cairn::hit::Encoder::Model,
                     embedder: embedder.as_ref(),
                     now_ms: options.now.unwrap_or_else(cairn::searcher::now_ms),
                     reranker: None,

@@ -401,7 +401,7 @@ pub struct SemanticSignal {
     /// Cosine distance, 1 - score: lower is closer.
     pub distance: f32,
     /// What embedded the query: `"model"`, `"static"` (while the model downloads) or `"given"`.
-    pub encoder: QueryEncoder,
+    pub encoder: Encoder,
 }
 
 /// Which signals a search uses.
@@ -531,13 +531,13 @@ pub struct SearchOptions {
     /// tier's rows). Default: the model once it is loaded, the static tier until then.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
-    pub encoder: Option<QueryEncoder>,
+    pub encoder: Option<Encoder>,
 }
 
 /// What made the query's vector.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Tsify)]
 #[serde(rename_all = "lowercase")]
-pub enum QueryEncoder {
+pub enum Encoder {
     /// The sentence model (all-MiniLM-L6-v2).
     #[default]
     Model,

@@ -11,7 +11,7 @@ use crate::embed::{sha256_hex, Embedder, ModelFiles};
 use crate::error::Error;
 use crate::error::Result;
 use crate::hit::{
-    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, QueryEncoder,
+    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, Encoder,
     SearchHit, SearchMode, SearchOptions,
 };
 use crate::index::{format, Index};
@@ -141,7 +141,7 @@ impl Searcher {
         options.mode != SearchMode::Lexical
             && self.has_vectors()
             && match options.encoder {
-                Some(QueryEncoder::Static) => true,
+                Some(Encoder::Static) => true,
                 Some(_) => false,
                 None => !self.model_ready() && self.statics.is_some(),
             }
@@ -155,7 +155,7 @@ impl Searcher {
         &self,
         query: &str,
         options: &SearchOptions,
-    ) -> Result<Option<(Vec<f32>, QueryEncoder)>> {
+    ) -> Result<Option<(Vec<f32>, Encoder)>> {
         let terms = self.index.analyzer().terms(query);
         let nothing = !options.prefix && terms.is_empty();
         if options.mode == SearchMode::Lexical || !self.has_vectors() || nothing {
@@ -172,14 +172,14 @@ impl Searcher {
                 .ready(&terms)
                 .then(|| table.encode(&terms))
                 .flatten()
-                .map(|v| (v, QueryEncoder::Static)));
+                .map(|v| (v, Encoder::Static)));
         }
-        Ok(self.embed_query(query)?.map(|v| (v, QueryEncoder::Model)))
+        Ok(self.embed_query(query)?.map(|v| (v, Encoder::Model)))
     }
 
     fn context<'a>(
         &'a self,
-        vector: Option<&'a (Vec<f32>, QueryEncoder)>,
+        vector: Option<&'a (Vec<f32>, Encoder)>,
         options: &SearchOptions,
     ) -> QueryContext<'a> {
         // The loaded cross-encoder, when it is the one the options name.
@@ -195,7 +195,7 @@ impl Searcher {
         QueryContext {
             vector: vector.map(|(v, _)| v.as_slice()),
             vector_from_caller: false,
-            encoder: vector.map_or(QueryEncoder::Model, |(_, e)| *e),
+            encoder: vector.map_or(Encoder::Model, |(_, e)| *e),
             #[cfg(feature = "model")]
             embedder: self.embedder.as_deref(),
             now_ms: options.now.unwrap_or_else(now_ms),
@@ -229,7 +229,7 @@ impl Searcher {
             QueryContext {
                 vector: Some(vector),
                 vector_from_caller: true,
-                encoder: QueryEncoder::Given,
+                encoder: Encoder::Given,
                 ..self.context(None, options)
             },
             options,

@@ -514,7 +514,7 @@ impl FragmentedIndex {
         let context = QueryContext {
             vector,
             vector_from_caller: vector.is_some(),
-            encoder: crate::hit::QueryEncoder::Given,
+            encoder: crate::hit::Encoder::Given,
             #[cfg(feature = "model")]
             embedder: None,
             now_ms: options.now.unwrap_or_else(crate::searcher::now_ms),

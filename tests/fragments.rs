@@ -100,7 +100,7 @@ fn same_answers(single: &Searcher, dir: &Path, embedder: Option<&Embedder>, mode
                 let context = QueryContext {
                     vector: vector.as_deref(),
                     vector_from_caller: false,
-                    encoder: cairn::hit::QueryEncoder::Model,
+                    encoder: cairn::hit::Encoder::Model,
                     embedder,
                     now_ms: NOW,
                     reranker: None,
@@ -196,7 +196,7 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
     for mode in [SearchMode::Hybrid, SearchMode::Semantic] {
         for options in options(mode, partitions) {
             let options = SearchOptions {
-                encoder: Some(cairn::hit::QueryEncoder::Static),
+                encoder: Some(cairn::hit::Encoder::Static),
                 ..options
             };
             for query in QUERIES {

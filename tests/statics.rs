@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use cairn::hit::{QueryEncoder, SearchMode, SearchOptions};
+use cairn::hit::{Encoder, SearchMode, SearchOptions};
 use cairn::Searcher;
 use common::ok;
 
@@ -142,12 +142,12 @@ fn a_search_needs_the_rows_of_its_terms_and_a_damaged_row_fails_alone() {
     assert!(!found.is_empty());
     assert!(found
         .iter()
-        .all(|h| h.signals.semantic.as_ref().unwrap().encoder == QueryEncoder::Static));
+        .all(|h| h.signals.semantic.as_ref().unwrap().encoder == Encoder::Static));
     let fused = searcher.search(query, &hybrid).unwrap();
     assert!(fused.iter().any(|h| h.signals.semantic.is_some()));
     // Asking for the model when it is not loaded gives no semantic hits, not the static tier.
     let model = SearchOptions {
-        encoder: Some(QueryEncoder::Model),
+        encoder: Some(Encoder::Model),
         ..SearchOptions::default()
     };
     assert!(searcher

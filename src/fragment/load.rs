@@ -21,7 +21,7 @@ use super::{
 };
 use crate::analyze::Analyzer;
 use crate::error::{Error, Result};
-use crate::hit::{QueryEncoder, SearchHit, SearchMode, SearchOptions};
+use crate::hit::{Encoder, SearchHit, SearchMode, SearchOptions};
 use crate::statics::{RowRequest, StaticTable};
 use crate::index::format::open;
 use crate::index::lexical::{Documents, LexicalIndex, Postings};
@@ -422,7 +422,7 @@ impl Fragmented {
             && options.mode != SearchMode::Lexical
             && !nothing
             && match options.encoder {
-                Some(QueryEncoder::Static) => true,
+                Some(Encoder::Static) => true,
                 Some(_) => false,
                 None => context.vector.is_none(),
             };
@@ -477,7 +477,7 @@ impl Fragmented {
             context = QueryContext {
                 vector: static_vector.as_deref(),
                 vector_from_caller: false,
-                encoder: QueryEncoder::Static,
+                encoder: Encoder::Static,
                 ..context
             };
             vector = search::semantic_vector(self.has_vectors(), context, options, nothing)?;

@@ -35,7 +35,7 @@ pub struct QueryContext<'a> {
     /// terms still searches by the vector; otherwise such a query has no hits.
     pub vector_from_caller: bool,
     /// What made `vector`.
-    pub encoder: crate::hit::QueryEncoder,
+    pub encoder: crate::hit::Encoder,
     /// The model, for finding the closest sentence of a hit only the semantic signal found.
     #[cfg(feature = "model")]
     pub embedder: Option<&'a Embedder>,
@@ -390,7 +390,7 @@ pub(crate) fn validate(options: &SearchOptions) -> Result<()> {
     )?;
     at_most("expand", options.expand, limits::EXPAND)?;
     at_most("maxLinks", options.max_links, limits::MAX_LINKS)?;
-    if options.encoder == Some(crate::hit::QueryEncoder::Given) {
+    if options.encoder == Some(crate::hit::Encoder::Given) {
         return bad("encoder must be \"model\" or \"static\"; to search with your own vector, call searchWithVector".into());
     }
     if let Some(rerank) = &options.rerank {

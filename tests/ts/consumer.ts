@@ -6,7 +6,7 @@ import { Cairn, safeUrl } from "../../pkg/client.js";
 import type {
   Citation, CitationKind, ContextCandidate, ContextOptions, ContextResponse, DocumentChunk, DocumentResult, DocumentSearchOptions,
   DocumentSearchResponse, Explain, Highlight, HitLink, MatchRange, Neighbors, RejectReason, ScoreKind, ScoreTerm,
-  Rerank, SearchHit, SearchMode, SearchOptions, Signals, Snippet, Via,
+  Encoder, Rerank, RowRequest, SearchHit, SearchMode, SearchOptions, Signals, Snippet, Via,
 } from "../../pkg/web/cairn.js";
 
 function describe(hit: SearchHit): string {
@@ -19,7 +19,7 @@ function describe(hit: SearchHit): string {
   const snippet: Snippet | undefined = hit.snippet;
   const snippetMarks = snippet?.highlights.map((h) => snippet.text.slice(h.start, h.end)) ?? [];
   const s: Signals = hit.signals;
-  const signals = [s.lexical?.rank, s.lexical?.score, s.lexical?.documentScore, s.semantic?.rank, s.semantic?.score, s.semantic?.distance];
+  const signals = [s.lexical?.rank, s.lexical?.score, s.lexical?.documentScore, s.semantic?.rank, s.semantic?.score, s.semantic?.distance, s.semantic?.encoder satisfies Encoder | undefined];
   const explain: Explain | undefined = hit.explain;
   const terms = explain?.terms.map((t: ScoreTerm) => `${t.signal}#${t.rank}:${t.score}→${t.contribution}`) ?? [];
   const why = [explain?.foundBy.join("+"), explain?.method, explain?.recencyFactor, explain?.matchedTerms.join(" ")];
@@ -59,8 +59,11 @@ export async function run(url: string, modelUrl: string): Promise<string[]> {
     limit: 5, mode, fusion: "weighted", rrfK: 60, semanticWeight: 0.5, candidates: 100, highlight: true,
     prefixHeadings: true, snippetLength: 120, explain: true, expand: 1, related: true, relatedHops: 2, maxLinks: 3,
     filter: { tags: "wasm", year: { gte: 2020 } }, staleDays: 365, recencyWeight: 0.5, recencyHalfLifeDays: 90, now: Date.now(),
-    includeSummary: true,
+    includeSummary: true, encoder: "static",
   };
+  const rows: RowRequest[] = index.staticRows("install", options);
+  for (const r of rows) index.addStaticRow(r.row, new Uint8Array(r.length));
+  const quick: boolean = index.hasStatic;
   const rerank: Rerank = { model: "models/reranker/", topN: 20 };
   const before: SearchHit[] = index.search("install", { mode: "lexical" });
   await index.loadModel(modelUrl, (loaded: number, total: number) => void [loaded, total]);
@@ -78,6 +81,7 @@ export async function run(url: string, modelUrl: string): Promise<string[]> {
     ...documents(index.searchDocuments("install", docOptions)),
     ...context(index.buildContext("install", ctxOptions)),
     String(ready),
+    String(quick),
   ];
 }
 
