@@ -235,21 +235,12 @@ impl Fragmented {
     /// The query's terms as the static tier weighs them (`statics::query_terms`), by their
     /// number among all the index's terms, from the loaded term shards.
     fn static_terms(&self, terms: &[String]) -> Vec<(u32, f32)> {
-        let mut counted: Vec<(u32, u32, f32)> = Vec::new();
-        for term in terms {
-            let Some(s) = self.meta.term_shard(term) else { continue };
-            let Some(shard) = self.terms.get(&s) else { continue };
-            let Ok(i) = shard.terms.binary_search_by(|t| t.as_str().cmp(term)) else { continue };
-            let id = self.meta.term_ids[s as usize] + i as u32;
-            match counted.iter_mut().find(|(t, _, _)| *t == id) {
-                Some((_, n, _)) => *n += 1,
-                None => counted.push((id, 1, shard.idf[i])),
-            }
-        }
-        counted
-            .into_iter()
-            .map(|(t, n, idf)| (t, crate::statics::weight(n, idf)))
-            .collect()
+        crate::statics::weigh(terms.iter().filter_map(|term| {
+            let s = self.meta.term_shard(term)?;
+            let shard = self.terms.get(&s)?;
+            let i = shard.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()?;
+            Some((self.meta.term_ids[s as usize].checked_add(i as u32)?, shard.idf[i]))
+        }))
     }
 
     /// The text fragment that holds chunk `chunk`.

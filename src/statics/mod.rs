@@ -87,8 +87,9 @@ impl StaticRows {
 #[derive(Debug, Clone)]
 pub struct StaticTable {
     pub rows: StaticRows,
-    /// Each term's row (`u32::MAX`: none).
+    /// Each term's row (`u32::MAX`: none), and how many rows there are.
     row_of: Vec<u32>,
+    rows_count: u32,
     loaded: HashMap<u32, (Vec<i8>, f32)>,
 }
 
@@ -108,6 +109,7 @@ impl StaticTable {
         StaticTable {
             rows,
             row_of,
+            rows_count: next,
             loaded: HashMap::new(),
         }
     }
@@ -129,10 +131,10 @@ impl StaticTable {
 
     /// Adds row `row` from its record's bytes, checking them.
     pub fn add(&mut self, row: u32, bytes: &[u8]) -> Result<()> {
-        if row as usize >= self.rows.len() {
+        if row >= self.rows_count {
             return Err(Error::InvalidIndex(format!(
                 "static row {row} was given, but the index has {} rows",
-                self.rows.len()
+                self.rows_count
             )));
         }
         let (values, scale) = decode_record(bytes, self.rows.dimension as usize).ok_or_else(|| {
@@ -192,22 +194,32 @@ pub fn weight(count: u32, idf: f32) -> f32 {
     count as f32 * idf.max(0.0)
 }
 
-/// A text's terms as (term id, weight), each term once, in first-seen order. Terms the index
-/// does not have are left out.
-pub fn query_terms(lexical: &LexicalIndex, terms: &[String]) -> Vec<(u32, f32)> {
-    let mut counted: Vec<(u32, u32)> = Vec::new();
-    for term in terms {
-        if let Some(t) = lexical.term_id(term) {
-            match counted.iter_mut().find(|(id, _)| *id == t) {
-                Some((_, n)) => *n += 1,
-                None => counted.push((t, 1)),
+/// A text's terms as (term id, weight), each term once, in first-seen order, from each
+/// occurrence's (term id, IDF).
+pub fn weigh(occurrences: impl IntoIterator<Item = (u32, f32)>) -> Vec<(u32, f32)> {
+    let mut position: HashMap<u32, usize> = HashMap::new();
+    let mut counted: Vec<(u32, u32, f32)> = Vec::new();
+    for (id, idf) in occurrences {
+        match position.get(&id) {
+            Some(&i) => counted[i].1 += 1,
+            None => {
+                position.insert(id, counted.len());
+                counted.push((id, 1, idf));
             }
         }
     }
     counted
         .into_iter()
-        .map(|(t, n)| (t, weight(n, lexical.idf[t as usize])))
+        .map(|(t, n, idf)| (t, weight(n, idf)))
         .collect()
+}
+
+/// A text's terms (analyzed) as `weigh` gives them; terms the index does not have are left out.
+pub fn query_terms(lexical: &LexicalIndex, terms: &[String]) -> Vec<(u32, f32)> {
+    weigh(terms.iter().filter_map(|term| {
+        let t = lexical.term_id(term)?;
+        Some((t, lexical.idf[t as usize]))
+    }))
 }
 
 /// The rows' packs (native): about a megabyte each, named by content. `terms` (ascending) are
@@ -281,14 +293,14 @@ pub fn from_packs(rows: &StaticRows, packs: &[Vec<u8>]) -> Result<StaticTable> {
     let mut table = StaticTable::new(rows.clone());
     let length = record_length(rows.dimension as usize);
     let records = packs.iter().flat_map(|p| p.chunks(length));
-    for (row, record) in (0..rows.len() as u32).zip(records) {
+    for (row, record) in (0..table.rows_count).zip(records) {
         table.add(row, record)?;
     }
-    if table.loaded() < rows.len() {
+    if table.loaded() < table.rows_count as usize {
         return Err(Error::InvalidIndex(format!(
             "the static rows' packs hold {} of {} rows; build the index again",
             table.loaded(),
-            rows.len()
+            table.rows_count
         )));
     }
     Ok(table)
