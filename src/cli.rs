@@ -406,23 +406,12 @@ fn index(args: IndexArgs) -> Result<()> {
         bar.set_position(done as u64)
     })?;
     bar.finish_and_clear();
-    // The static tier's rows, distilled from the chunks' vectors; their packs go under p/ in
-    // either layout, before the index that names them.
-    let mut rows_packs = Vec::new();
-    let mut distilled_in = None;
-    if let (Some((embedder, _)), Some(vectors), false) = (&model, &index.vectors, args.no_static) {
-        let began = Instant::now();
-        let distilled = cairn::statics::distill::distill(
-            &index,
-            &vectors.to_flat(),
-            embedder,
-            &Default::default(),
-        )?;
-        let (rows, packs) = distilled.write(&index);
-        distilled_in = Some((rows.len(), began.elapsed().as_secs_f64()));
-        index.statics = Some(rows);
-        rows_packs = packs;
-    }
+    // The static tier's rows; their packs go under p/ in either layout, before the index that
+    // names them.
+    let (mut rows_packs, distilled_in) = match (&model, args.no_static) {
+        (Some((embedder, _)), false) => distill_static(&mut index, embedder)?,
+        _ => (Vec::new(), None),
+    };
     let fragments = match args.layout {
         Layout::Auto => index.chunks.len() >= FRAGMENTS_FROM,
         Layout::Single => false,
@@ -482,6 +471,24 @@ fn index(args: IndexArgs) -> Result<()> {
         .collect::<String>()
     );
     Ok(())
+}
+
+/// Distills the static tier of an index with vectors (`statics::distill`) and names its rows in
+/// the index: the rows' packs, and (rows, seconds) for the summary line.
+fn distill_static(
+    index: &mut cairn::index::Index,
+    embedder: &Embedder,
+) -> Result<(Vec<(String, Vec<u8>)>, Option<(usize, f64)>)> {
+    let Some(vectors) = &index.vectors else {
+        return Ok((Vec::new(), None));
+    };
+    let began = Instant::now();
+    let distilled =
+        cairn::statics::distill::distill(index, &vectors.to_flat(), embedder, &Default::default())?;
+    let (rows, packs) = distilled.write(index);
+    let done = (rows.len(), began.elapsed().as_secs_f64());
+    index.statics = Some(rows);
+    Ok((packs, Some(done)))
 }
 
 /// The index in `out` a rebuild may take vectors and summaries from: its `index.cairn`, or its
@@ -575,10 +582,13 @@ fn merge(parts: &[PathBuf], out: &Path, model: &Path) -> Result<()> {
         graph: vector::GraphSettings::default(),
         precision: joined.precision,
     };
-    let index = build::with_vectors(joined.index, joined.vectors, &options)?;
+    let mut index = build::with_vectors(joined.index, joined.vectors, &options)?;
+    let (rows_packs, _) = distill_static(&mut index, &embedder)?;
     let bytes = format::write(&index)?;
+    fragment::write::save_packs(&rows_packs, out)?;
     write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
     staging.commit(true, INDEX_FILE)?;
+    fragment::write::remove(out, &rows_packs)?;
     println!(
         "merged {} parts: {} documents, {} chunks, {} bytes ({}) in {:.1} s",
         parts.len(),

@@ -164,7 +164,7 @@ impl Searcher {
         if self.wants_static(options) {
             let Some(table) = &self.statics else {
                 return Err(crate::Error::InvalidInput(
-                    "this index has no static tier (it was built with --no-static, or by `cairn merge`); search with the model".into(),
+                    "this index has no static tier (it was built with --no-static); search with the model, or build the index again without --no-static".into(),
                 ));
             };
             let terms = crate::statics::query_terms(&self.index.lexical, &terms);
