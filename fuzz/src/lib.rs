@@ -169,7 +169,15 @@ pub fn sample_index(vectors: Vectors) -> Index {
         Vectors::F32 => Some(options(Precision::F32, usize::MAX)),
         Vectors::Graph => Some(options(Precision::F32, 1)),
     };
-    build(sample_sources(), IndexSettings { summaries: true, ..IndexSettings::default() }, v, |_, _| {}).expect("the sample index builds")
+    let mut index = build(sample_sources(), IndexSettings { summaries: true, ..IndexSettings::default() }, v, |_, _| {}).expect("the sample index builds");
+    // With vectors, a static tier's directory too: a row for every term, made by the stand-in
+    // (the rows themselves are not in the file; a target feeds them).
+    if let Some(dim) = index.vectors.as_ref().map(|v| v.dimension()) {
+        let n = index.lexical.term_count() as u32;
+        let rows: Vec<f32> = (0..n).flat_map(|t| StandIn.embed(index.lexical.term(t)).expect("the stand-in embeds")).collect();
+        index.statics = Some(cairn::statics::write(dim, n as usize, &(0..n).collect::<Vec<_>>(), &rows).0);
+    }
+    index
 }
 
 /// The bytes of an index file around `payload` (header, payload, CRC-32), as
