@@ -3,6 +3,7 @@
 //   - a query fetches exactly the static rows its terms need (the ranges of their records, and
 //     nothing else of the rows' packs), answers by meaning with them (signals.semantic.encoder
 //     "static"), and fetches nothing again for a repeated query;
+//   - a fragmented index does the same in its own round of requests;
 //   - the search box answers by meaning with the static tier while the model is held back, then,
 //     once the model is in, again with the model, the reader's selected result kept.
 import { test, before, after } from "node:test";
@@ -16,9 +17,10 @@ const held = new Promise((ok) => (release = ok));
 
 before(async () => {
   const index = buildIndex([join(root, "tests/fixtures/docs")], ["--model", model]);
+  const fragments = buildIndex([join(root, "tests/fixtures/docs")], ["--model", model, "--layout", "fragments"]);
   // The model's weights wait until a test releases them.
   const alter = async (path, body) => (path.endsWith("model.safetensors") ? (await held, body) : body);
-  server = await serve(0, [["/site/", index]], { alter });
+  server = await serve(0, [["/site/", index], ["/fragments/", fragments]], { alter });
   base = `http://127.0.0.1:${server.address().port}`;
   browser = await launchChromium();
 });
@@ -77,6 +79,25 @@ test("a query fetches exactly its terms' static rows, once, and answers by meani
   const repeat = await page.evaluate((query) => window.cairn.search(query, { mode: "semantic", limit: 5 }), query);
   assert.deepEqual(repeat, hits);
   assert.equal(server.log.slice(again).filter((r) => r.path.endsWith(".cairnrows")).length, 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("a fragmented index fetches its query's static rows too, and answers by meaning with them", async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${base}/`);
+  const from = server.log.length;
+  const hits = await page.evaluate(async () => {
+    const { Cairn } = await import("/pkg/client.js");
+    const cairn = await Cairn.open({ index: "/fragments/meta.cairn" });
+    return cairn.search("coffee shops in Paris", { mode: "semantic", limit: 5 });
+  });
+  assert.ok(hits.length > 0);
+  assert.ok(hits.every((h) => h.signals.semantic?.encoder === "static"), JSON.stringify(hits.map((h) => h.signals)));
+  const rows = server.log.slice(from).filter((r) => r.path.startsWith("/fragments/p/") && r.path.endsWith(".cairnrows"));
+  assert.ok(rows.length > 0 && rows.every((r) => r.status === 206), JSON.stringify(rows));
   assert.deepEqual(errors, []);
   await page.close();
 });
