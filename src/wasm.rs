@@ -110,10 +110,7 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let (query, options) = (
-            string(&query, "the query")?,
-            parse_options::<SearchOptions>(options)?,
-        );
+        let (query, options) = query_and_options(&query, options)?;
         to_js(&self.searcher().search(&query, &options).map_err(js_error)?)
     }
 
@@ -212,10 +209,7 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let (query, options) = (
-            string(&query, "the query")?,
-            parse_options::<SearchOptions>(options)?,
-        );
+        let (query, options) = query_and_options(&query, options)?;
         to_js(&self.searcher().static_rows_needed(&query, &options))
     }
 
@@ -351,7 +345,7 @@ impl FragmentedIndex {
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let (query, options) = (string(&query, "the query")?, parse_options(options)?);
+        let (query, options) = query_and_options(&query, options)?;
         self.step(&query, None, &options)
     }
 
@@ -593,6 +587,11 @@ fn js_number(n: f64) -> String {
         f64::NEG_INFINITY => "-Infinity".into(),
         _ => n.to_string(),
     }
+}
+
+/// A search's query and `SearchOptions`, checked.
+fn query_and_options(query: &JsValue, options: Option<JsValue>) -> Result<(String, SearchOptions), JsError> {
+    Ok((string(query, "the query")?, parse_options(options)?))
 }
 
 fn string(value: &JsValue, what: &str) -> Result<String, JsError> {

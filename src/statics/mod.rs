@@ -87,8 +87,9 @@ impl StaticRows {
 #[derive(Debug, Clone)]
 pub struct StaticTable {
     pub rows: StaticRows,
-    /// Each term's row (`u32::MAX`: none), and how many rows there are.
-    row_of: Vec<u32>,
+    /// The rows before each 8-byte block of `rows.present` (a rank table, half the bitmap's
+    /// size, so a crafted bitmap cannot make it large), and how many rows there are.
+    ranks: Vec<u32>,
     rows_count: u32,
     loaded: HashMap<u32, (Vec<i8>, f32)>,
 }
@@ -96,27 +97,33 @@ pub struct StaticTable {
 impl StaticTable {
     /// A table with no row loaded yet; `rows` must have passed `validate`.
     pub fn new(rows: StaticRows) -> Self {
-        let mut row_of = Vec::with_capacity(rows.present.len() * 8);
+        let mut ranks = Vec::with_capacity(rows.present.len().div_ceil(8));
         let mut next = 0u32;
-        for t in 0..rows.present.len() * 8 {
-            if rows.present[t / 8] >> (t % 8) & 1 == 1 {
-                row_of.push(next);
-                next += 1;
-            } else {
-                row_of.push(u32::MAX);
-            }
+        for block in rows.present.chunks(8) {
+            ranks.push(next);
+            next = next.saturating_add(block.iter().map(|b| b.count_ones()).sum::<u32>());
         }
         StaticTable {
             rows,
-            row_of,
+            ranks,
             rows_count: next,
             loaded: HashMap::new(),
         }
     }
 
-    /// Term `term`'s row number, if it has one.
+    /// Term `term`'s row number, if it has one: the rows of the terms before it.
     pub fn row_of(&self, term: u32) -> Option<u32> {
-        self.row_of.get(term as usize).copied().filter(|&r| r != u32::MAX)
+        let (byte, bit) = (term as usize / 8, term % 8);
+        let b = *self.rows.present.get(byte)?;
+        if b >> bit & 1 == 0 {
+            return None;
+        }
+        let block = byte / 8;
+        let before: u32 = self.rows.present[block * 8..byte]
+            .iter()
+            .map(|b| b.count_ones())
+            .sum();
+        Some(self.ranks[block] + before + (b & ((1u8 << bit) - 1)).count_ones())
     }
 
     /// The rows a query's terms (`query_terms`) need that are not loaded yet.
