@@ -11,10 +11,12 @@ for target in web bundler nodejs; do
   wasm-pack build --release --target $target --out-dir pkg/$dir --out-name cairn >/dev/null
   rm -f pkg/$dir/.gitignore pkg/$dir/README.md
 done
-# The core is what every page downloads first: built for size (opt-level s, one codegen unit,
-# fat LTO: a tenth fewer bytes).
+# The core is what every page downloads first: built for size (one codegen unit, fat LTO, cairn's
+# own code at opt-level s and its dependencies at z: serde, JSON and the bindings are cold code).
+# docs/benchmarks.md ("The lean core") has the sizes and search times of each choice.
 CARGO_PROFILE_RELEASE_OPT_LEVEL=s CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
-  wasm-pack build --release --target web --out-dir pkg/web-core --out-name cairn -- --no-default-features >/dev/null
+  wasm-pack build --release --target web --out-dir pkg/web-core --out-name cairn -- --no-default-features \
+  --config 'profile.release.package."*".opt-level="z"' >/dev/null
 rm -f pkg/web-core/.gitignore pkg/web-core/README.md
 # Function names serve only stack traces: a tenth of each module.
 node scripts/strip-names.mjs pkg/web/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null

@@ -19,7 +19,7 @@ use libfuzzer_sys::fuzz_target;
 
 fn payloads() -> &'static [Vec<u8>] {
     static PAYLOADS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
-    PAYLOADS.get_or_init(|| sample_files().into_iter().map(|(_, file)| payload(&file).to_vec()).collect())
+    PAYLOADS.get_or_init(|| sample_files().into_iter().map(|(_, file)| payload(&file)).collect())
 }
 
 fn edit(mut payload: Vec<u8>, script: &[u8]) -> Vec<u8> {
@@ -46,7 +46,7 @@ fuzz_target!(
     init: {
         write_seeds_if_asked("index_payload", || {
             let mut seeds: Vec<(String, Vec<u8>)> =
-                sample_files().into_iter().map(|(name, file)| (name, [&[0u8][..], payload(&file)].concat())).collect();
+                sample_files().into_iter().map(|(name, file)| (name, [&[0u8][..], &payload(&file)].concat())).collect();
             // Edit scripts: one byte of the graph's index changed, two bytes of int8 vectors removed.
             seeds.push(("edit-graph".into(), vec![0b111, 0x00, 0x10, 0, 0x7f, 0x40, 0x10, 1, 0x55]));
             seeds.push(("edit-int8".into(), vec![0b011, 0x20, 0x0c, 3, 1]));

@@ -180,15 +180,18 @@ pub fn sample_index(vectors: Vectors) -> Index {
     index
 }
 
-/// The bytes of an index file around `payload` (header, payload, CRC-32), as
-/// `cairn::index::format` documents it.
+/// The bytes of an index file around the postcard `payload` (header, the payload's length and
+/// its deflate stream, CRC-32), as `cairn::index::format` documents it. Level 1: fuzzing wants
+/// speed, and any level inflates the same.
 pub fn frame(payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(payload.len() + 24);
+    let mut body = (payload.len() as u64).to_le_bytes().to_vec();
+    body.extend(miniz_oxide::deflate::compress_to_vec(payload, 1));
+    let mut out = Vec::with_capacity(body.len() + 24);
     out.extend_from_slice(cairn::index::format::MAGIC);
     out.extend_from_slice(&cairn::index::format::FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(payload);
-    out.extend_from_slice(&crc32(payload).to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&body);
+    out.extend_from_slice(&crc32(&body).to_le_bytes());
     out
 }
 
@@ -204,9 +207,10 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     !crc
 }
 
-/// The payload of an index file (what follows the 20-byte header, less the CRC).
-pub fn payload(file: &[u8]) -> &[u8] {
-    &file[20..file.len() - 4]
+/// The postcard payload of an index file: what follows the 20-byte header and the inflated
+/// length, less the CRC, inflated.
+pub fn payload(file: &[u8]) -> Vec<u8> {
+    miniz_oxide::inflate::decompress_to_vec(&file[28..file.len() - 4]).expect("a written index inflates")
 }
 
 /// UTF-16 length of a string.

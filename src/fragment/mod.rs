@@ -198,7 +198,7 @@ pub fn encode_record(values: &[i8], scale: f32, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend(values.iter().map(|&v| v as u8));
     out.extend_from_slice(&scale.to_le_bytes());
-    let crc = crc32fast::hash(&out[start..]);
+    let crc = crate::index::format::crc32(&out[start..]);
     out.extend_from_slice(&crc.to_le_bytes());
 }
 
@@ -210,7 +210,7 @@ pub fn decode_record(bytes: &[u8], dimension: usize) -> Option<(Vec<i8>, f32)> {
     }
     let (body, crc) = bytes.split_at(bytes.len() - 4);
     let scale = f32::from_le_bytes(body[dimension..].try_into().ok()?);
-    (crc32fast::hash(body).to_le_bytes() == crc && scale.is_finite())
+    (crate::index::format::crc32(body).to_le_bytes() == crc && scale.is_finite())
         .then(|| (body[..dimension].iter().map(|&b| b as i8).collect(), scale))
 }
 

@@ -5,9 +5,13 @@
 //! 0       8     magic "CAIRNIDX"
 //! 8       4     format version, u32 little-endian
 //! 12      8     payload length in bytes, u64 little-endian
-//! 20      n     payload: the `Index` in postcard encoding (varint integers)
+//! 20      n     payload: the `Index` in postcard encoding (varint integers), deflated
 //! 20+n    4     CRC-32 (IEEE) of the payload, u32 little-endian
 //! ```
+//!
+//! The payload is compressed by cairn itself, as Pagefind's files are: a static host serves a
+//! `.cairn` file as it is, so the gzip it would give a `.js` file never happens. It starts with
+//! the inflated length (u64 little-endian), then one raw deflate stream (RFC 1951).
 //!
 //! Reading checks each field in turn and says which one is wrong, so a truncated download, a
 //! damaged file or a file that is not an index gives a clear error, never a panic.
@@ -17,15 +21,62 @@ use crate::error::{Error, Result};
 use crate::index::Index;
 
 pub const MAGIC: &[u8; 8] = b"CAIRNIDX";
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 const HEADER_LEN: usize = 20;
 const TRAILER_LEN: usize = 4;
+/// The most a payload may inflate to: 1 GiB, the most the wasm module takes as bytes.
+pub const MAX_INFLATED: u64 = 1 << 30;
+/// Deflate never shrinks data by more than about 1,032 to 1, so a payload that claims more is
+/// damaged or crafted, and is refused before anything is inflated.
+const MAX_RATIO: u64 = 1032;
 
 /// Serializes an index to the bytes of an index file.
 pub fn write(index: &Index) -> Result<Vec<u8>> {
-    let payload = postcard::to_allocvec(index)
+    let encoded = postcard::to_allocvec(index)
         .map_err(|e| Error::InvalidIndex(format!("could not encode the index: {e}")))?;
+    let mut payload = (encoded.len() as u64).to_le_bytes().to_vec();
+    payload.extend(miniz_oxide::deflate::compress_to_vec(&encoded, 9));
     Ok(seal(MAGIC, &payload))
+}
+
+/// The postcard bytes of a payload `write` deflated, inflated to at most the length it states.
+fn inflate(payload: &[u8]) -> Result<Vec<u8>> {
+    let damaged = |why: String| {
+        Err(Error::InvalidIndex(format!(
+            "the index payload {why}; it is damaged, download or build it again"
+        )))
+    };
+    let Some((len, stream)) = payload.split_first_chunk::<8>() else {
+        return damaged("is too short to state its length".into());
+    };
+    let len = u64::from_le_bytes(*len);
+    if len > MAX_INFLATED {
+        return damaged(format!(
+            "would inflate to {len} bytes, over the {MAX_INFLATED} an index may have"
+        ));
+    }
+    if len > (stream.len() as u64 + 64).saturating_mul(MAX_RATIO) {
+        return damaged(format!(
+            "claims {len} bytes from {} compressed, more than deflate can give",
+            stream.len()
+        ));
+    }
+    match miniz_oxide::inflate::decompress_to_vec_with_limit(stream, len as usize) {
+        Ok(out) if out.len() as u64 == len => Ok(out),
+        Ok(out) => damaged(format!("inflates to {} bytes, not the {len} it states", out.len())),
+        Err(e) => damaged(format!(
+            "does not inflate to the {len} bytes it states ({e})"
+        )),
+    }
+}
+
+/// CRC-32 (IEEE). Natively crc32fast (SIMD for indexes of many megabytes); in wasm the `crc`
+/// crate's 1 kB table instead of crc32fast's 16 kB, which every page would download.
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
+    #[cfg(not(target_arch = "wasm32"))]
+    return crc32fast::hash(bytes);
+    #[cfg(target_arch = "wasm32")]
+    return crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC).checksum(bytes);
 }
 
 /// Wraps a payload in the envelope: magic, version, length, payload, CRC-32.
@@ -35,7 +86,7 @@ pub(crate) fn seal(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(payload);
-    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(&crc32(payload).to_le_bytes());
     out
 }
 
@@ -78,7 +129,7 @@ pub(crate) fn open<'a>(magic: &[u8; 8], bytes: &'a [u8], noun: &str) -> Result<&
     }
     let payload = &bytes[HEADER_LEN..HEADER_LEN + payload_len as usize];
     let stored = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().expect("4 bytes"));
-    let actual = crc32fast::hash(payload);
+    let actual = crc32(payload);
     if stored != actual {
         return Err(Error::InvalidIndex(format!(
             "the {noun} file is damaged (checksum {actual:08x}, expected {stored:08x}); download or build it again"
@@ -89,8 +140,8 @@ pub(crate) fn open<'a>(magic: &[u8; 8], bytes: &'a [u8], noun: &str) -> Result<&
 
 /// Reads an index from the bytes of an index file, checking everything it can.
 pub fn read(bytes: &[u8]) -> Result<Index> {
-    let payload = open(MAGIC, bytes, "index")?;
-    let mut index: Index = postcard::from_bytes(payload).map_err(|e| {
+    let payload = inflate(open(MAGIC, bytes, "index")?)?;
+    let mut index: Index = postcard::from_bytes(&payload).map_err(|e| {
         Error::InvalidIndex(format!(
             "the index payload cannot be decoded ({e}); rebuild it with this version of cairn"
         ))
@@ -156,4 +207,43 @@ fn validate(index: &Index) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(bytes: &[u8]) -> String {
+        read(bytes).err().expect("refused").to_string()
+    }
+
+    /// A payload of `len` stated bytes and the given deflate stream, sealed as an index.
+    fn sealed(len: u64, stream: &[u8]) -> Vec<u8> {
+        let mut payload = len.to_le_bytes().to_vec();
+        payload.extend_from_slice(stream);
+        seal(MAGIC, &payload)
+    }
+
+    #[test]
+    fn a_payload_that_lies_about_its_length_is_refused_before_inflating() {
+        let zeros = miniz_oxide::deflate::compress_to_vec(&vec![0u8; 1 << 20], 9);
+        for (len, says) in [
+            (MAX_INFLATED + 1, "over the"),
+            (1 << 29, "more than deflate can give"),
+            (1 << 19, "does not inflate"),
+            ((1 << 20) + 1, "not the"),
+        ] {
+            let err = error(&sealed(len, &zeros));
+            assert!(err.contains(says), "{len}: {err}");
+        }
+        let err = error(&seal(MAGIC, &[1, 2, 3]));
+        assert!(err.contains("too short"), "{err}");
+        let err = error(&sealed(3, b"not deflate"));
+        assert!(err.contains("does not inflate"), "{err}");
+    }
+
+    #[test]
+    fn crc32_is_the_ieee_checksum() {
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+    }
 }
