@@ -747,6 +747,7 @@ impl Opened {
                     embedder: embedder.as_ref(),
                     now_ms: options.now.unwrap_or_else(cairn::searcher::now_ms),
                     reranker: None,
+                    expanded: None,
                 };
                 let mut folder = folder.lock().expect("a search panicked");
                 Ok(folder.search(query, context, options)?)

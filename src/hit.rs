@@ -204,6 +204,11 @@ impl Fuzzy {
             Fuzzy::MaxDistance(d) => by_length.min(d),
         }
     }
+
+    /// Whether any word may match with typos.
+    pub fn is_on(self) -> bool {
+        self.distance(usize::MAX) > 0
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Tsify)]

@@ -17,6 +17,7 @@ use crate::hit::{
 use crate::index::{format, Index};
 #[cfg(feature = "model")]
 use crate::rerank::Reranker;
+use crate::search::expand::{expand, Expanded};
 use crate::search::{self, QueryContext};
 use crate::statics::{RowRequest, StaticTable};
 
@@ -112,10 +113,7 @@ impl Searcher {
     pub fn static_rows_needed(&self, query: &str, options: &SearchOptions) -> Vec<RowRequest> {
         match &self.statics {
             Some(table) if self.wants_static(options) => {
-                table.missing(&crate::statics::query_terms(
-                    &self.index.lexical,
-                    &self.index.analyzer().terms(query),
-                ))
+                table.missing(&self.static_terms(query, self.expanded(query, options).as_ref()))
             }
             _ => Vec::new(),
         }
@@ -147,41 +145,56 @@ impl Searcher {
             }
     }
 
-    /// The query's embedding and what made it, when the mode wants one and an encoder can make
-    /// it: the model when it is loaded (or asked for), else the static tier once its rows for the
-    /// query are in. Not for a query with nothing to search (no terms, and no word being typed
-    /// to complete): it has no hits, so no encoder is run for it.
-    fn query_vector(
-        &self,
-        query: &str,
-        options: &SearchOptions,
-    ) -> Result<Option<(Vec<f32>, Encoder)>> {
+    /// The query's expansion, made here (once, and handed to the search) when `fuzzy` may
+    /// correct what the encoders read: typo matching is on and the search embeds the query.
+    fn expanded(&self, query: &str, options: &SearchOptions) -> Option<Expanded> {
+        (options.fuzzy.is_on() && options.mode != SearchMode::Lexical && self.has_vectors())
+            .then(|| expand(&self.index.lexical, &self.index.analyzer(), query, options))
+    }
+
+    /// The query's terms as the static tier weighs them: those of its corrected text.
+    fn static_terms(&self, query: &str, expanded: Option<&Expanded>) -> Vec<(u32, f32)> {
+        let corrected = expanded.and_then(|e| e.corrected(query));
+        let text = corrected.as_deref().unwrap_or(query);
+        crate::statics::query_terms(&self.index.lexical, &self.index.analyzer().terms(text))
+    }
+
+    /// The query's expansion (see `expanded`) and its embedding with what made it, when the mode
+    /// wants one and an encoder can make it: the model when it is loaded (or asked for), else
+    /// the static tier once its rows for the query are in. Both read the query with `fuzzy`'s
+    /// corrections. Not for a query with nothing to search (no terms, and no word being typed to
+    /// complete): it has no hits, so no encoder is run for it.
+    fn prepare(&self, query: &str, options: &SearchOptions) -> Result<Prepared> {
+        let expanded = self.expanded(query, options);
         let terms = self.index.analyzer().terms(query);
         let nothing = !options.prefix && terms.is_empty();
         if options.mode == SearchMode::Lexical || !self.has_vectors() || nothing {
-            return Ok(None);
+            return Ok(Prepared {
+                vector: None,
+                expanded,
+            });
         }
-        if self.wants_static(options) {
+        let vector = if self.wants_static(options) {
             let Some(table) = &self.statics else {
                 return Err(crate::Error::InvalidInput(
                     "this index has no static tier (it was built with --no-static); search with the model, or build the index again without --no-static".into(),
                 ));
             };
-            let terms = crate::statics::query_terms(&self.index.lexical, &terms);
-            return Ok(table
+            let terms = self.static_terms(query, expanded.as_ref());
+            table
                 .ready(&terms)
                 .then(|| table.encode(&terms))
                 .flatten()
-                .map(|v| (v, Encoder::Static)));
-        }
-        Ok(self.embed_query(query)?.map(|v| (v, Encoder::Model)))
+                .map(|v| (v, Encoder::Static))
+        } else {
+            let corrected = expanded.as_ref().and_then(|e| e.corrected(query));
+            self.embed_query(corrected.as_deref().unwrap_or(query))?
+                .map(|v| (v, Encoder::Model))
+        };
+        Ok(Prepared { vector, expanded })
     }
 
-    fn context<'a>(
-        &'a self,
-        vector: Option<&'a (Vec<f32>, Encoder)>,
-        options: &SearchOptions,
-    ) -> QueryContext<'a> {
+    fn context<'a>(&'a self, prepared: &'a Prepared, options: &SearchOptions) -> QueryContext<'a> {
         // The loaded cross-encoder, when it is the one the options name.
         #[cfg(feature = "model")]
         let reranker = match (&self.reranker, &options.rerank) {
@@ -192,6 +205,7 @@ impl Searcher {
         };
         #[cfg(not(feature = "model"))]
         let reranker = None;
+        let vector = prepared.vector.as_ref();
         QueryContext {
             vector: vector.map(|(v, _)| v.as_slice()),
             vector_from_caller: false,
@@ -200,19 +214,15 @@ impl Searcher {
             embedder: self.embedder.as_deref(),
             now_ms: options.now.unwrap_or_else(now_ms),
             reranker,
+            expanded: prepared.expanded.as_ref(),
         }
     }
 
     /// Runs a search. A semantic or hybrid search embeds the query when the model is loaded;
     /// until then a hybrid search answers lexically.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
-        let vector = self.query_vector(query, options)?;
-        search::search(
-            &self.index,
-            query,
-            self.context(vector.as_ref(), options),
-            options,
-        )
+        let prepared = self.prepare(query, options)?;
+        search::search(&self.index, query, self.context(&prepared, options), options)
     }
 
     /// Runs a search with a query embedding the caller computed (normalized, of the index's
@@ -230,7 +240,7 @@ impl Searcher {
                 vector: Some(vector),
                 vector_from_caller: true,
                 encoder: Encoder::Given,
-                ..self.context(None, options)
+                ..self.context(&Prepared::default(), options)
             },
             options,
         )
@@ -242,11 +252,11 @@ impl Searcher {
         query: &str,
         options: &DocumentSearchOptions,
     ) -> Result<DocumentSearchResponse> {
-        let vector = self.query_vector(query, &options.search)?;
+        let prepared = self.prepare(query, &options.search)?;
         search::documents::search_documents(
             &self.index,
             query,
-            self.context(vector.as_ref(), &options.search),
+            self.context(&prepared, &options.search),
             options,
             now_ms,
         )
@@ -255,14 +265,22 @@ impl Searcher {
     /// The best chunks for a query that fit a token budget, as a prompt, with every candidate
     /// considered.
     pub fn build_context(&self, query: &str, options: &ContextOptions) -> Result<ContextResponse> {
-        let vector = self.query_vector(query, &options.search)?;
+        let prepared = self.prepare(query, &options.search)?;
         search::context::build_context(
             &self.index,
             query,
-            self.context(vector.as_ref(), &options.search),
+            self.context(&prepared, &options.search),
             options,
         )
     }
+}
+
+/// What a search prepares before it runs: the query's embedding and what made it, and its
+/// expansion when the encoders read a corrected query.
+#[derive(Default)]
+struct Prepared {
+    vector: Option<(Vec<f32>, Encoder)>,
+    expanded: Option<Expanded>,
 }
 
 /// Loads the model that embeds queries for an index embedded by `expected`, after checking it is

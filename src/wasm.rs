@@ -513,6 +513,7 @@ impl FragmentedIndex {
             embedder: None,
             now_ms: options.now.unwrap_or_else(crate::searcher::now_ms),
             reranker: None,
+            expanded: None,
         };
         let step = index.search(query, context, options).map_err(js_error)?;
         to_js(&index.step(step))
@@ -709,11 +710,14 @@ fn check_plain(value: &JsValue, path: &str, depth: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// A result as a plain JavaScript value, through JSON: one string crosses the boundary and
+/// `JSON.parse` builds the objects (rather than a call into JavaScript for every field), and it
+/// is the JSON `cairn search --json` prints (numbers as the shortest decimal that reads back as
+/// the same f32).
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
-    let serializer = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
-    value
-        .serialize(&serializer)
-        .map_err(|e| js_error(format!("cannot convert the result: {e}")))
+    let json = serde_json::to_string(value)
+        .map_err(|e| js_error(format!("cannot convert the result: {e}")))?;
+    js_sys::JSON::parse(&json).map_err(|e| js_error(format!("cannot convert the result: {}", describe(&e))))
 }
 
 /// Fetches a URL's body with the global `fetch` (window, worker or Node), reporting progress.

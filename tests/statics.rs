@@ -30,7 +30,11 @@ fn packs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 fn hits(dir: &Path, query: &str, encoder: &str) -> Vec<serde_json::Value> {
-    let options = format!(r#"{{"encoder": "{encoder}"}}"#);
+    hits_with(dir, query, encoder, false)
+}
+
+fn hits_with(dir: &Path, query: &str, encoder: &str, fuzzy: bool) -> Vec<serde_json::Value> {
+    let options = format!(r#"{{"encoder": "{encoder}", "fuzzy": {fuzzy}}}"#);
     let out = ok(&[
         "search",
         dir.to_str().unwrap(),
@@ -77,6 +81,20 @@ fn the_static_tier_is_the_same_bytes_for_the_same_input_and_answers_by_meaning()
             quick[0]["id"]
         );
     }
+}
+
+#[test]
+fn with_fuzzy_both_encoders_read_the_query_with_its_typos_corrected() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    build(&out);
+    for encoder in ["model", "static"] {
+        let meant = hits(&out, "coffee in Paris", encoder);
+        assert!(!meant.is_empty());
+        assert_eq!(hits_with(&out, "cofee in Pariss", encoder, true), meant, "{encoder}");
+    }
+    // Without `fuzzy` the model reads the typos' word pieces.
+    assert_ne!(hits(&out, "cofee in Pariss", "model"), hits(&out, "coffee in Paris", "model"));
 }
 
 #[test]

@@ -6,6 +6,12 @@
 //! distance. Both look words up as they were written (folded, not stemmed: "instal" begins
 //! "installation"), in the index's word FST, and weigh what they find below an exact match, so a
 //! complete word still ranks first. Lexical scoring takes each word's best term (`search_words`).
+//!
+//! The query encoders read the query with each misspelled word replaced by its nearest indexed
+//! word (`Expanded::corrected`): the model would otherwise embed the typo's word pieces, and the
+//! static tier has no row for a word the index lacks.
+
+use std::ops::Range;
 
 use fst::automaton::{Levenshtein, Str};
 use fst::{Automaton, IntoStreamer, Streamer};
@@ -29,6 +35,28 @@ pub const FUZZY_WORDS: usize = 16;
 pub struct Expanded {
     pub words: Vec<QueryWord>,
     pub expansions: Vec<Expansion>,
+    /// Each misspelled word's byte range in the query and the indexed word typo matching put
+    /// first (the nearest, then the one most chunks hold), in query order.
+    corrections: Vec<(Range<usize>, String)>,
+}
+
+impl Expanded {
+    /// `query` with each misspelled word replaced by its correction ("retreival evaluation" →
+    /// "retrieval evaluation"): what the query encoders read. None when nothing was corrected.
+    pub fn corrected(&self, query: &str) -> Option<String> {
+        if self.corrections.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(query.len() + 8);
+        let mut at = 0;
+        for (range, word) in &self.corrections {
+            out.push_str(&query[at..range.start]);
+            out.push_str(word);
+            at = range.end;
+        }
+        out.push_str(&query[at..]);
+        Some(out)
+    }
 }
 
 pub fn expand(
@@ -39,7 +67,11 @@ pub fn expand(
 ) -> Expanded {
     let mut words = Vec::new();
     let mut expansions = Vec::new();
+    let mut corrections = Vec::new();
     let tokens = analyzer.tokens(query);
+    // The query's own terms: a typo's correction is never one of them (in "hyperpituitarism and
+    // hypopituitarism" the first word is not a misspelling of the second, which the query has).
+    let own_terms: Vec<u32> = tokens.iter().filter_map(|t| index.term_id(&t.term)).collect();
     let mut fuzzy_words = 0;
     for token in &tokens {
         let exact = index.term_id(&token.term);
@@ -49,7 +81,11 @@ pub fn expand(
         if exact.is_none() && fuzzy_words < FUZZY_WORDS {
             fuzzy_words += 1;
             let folded = analyzer.fold(&query[token.start..token.end]);
-            for (found, t, weight) in fuzzy(index, &folded, options) {
+            let found = fuzzy(index, &folded, options, &own_terms);
+            if let Some((word, ..)) = found.first() {
+                corrections.push((token.start..token.end, word.clone()));
+            }
+            for (found, t, weight) in found {
                 expansions.push(expansion(
                     index,
                     &folded,
@@ -105,7 +141,11 @@ pub fn expand(
             }
         }
     }
-    Expanded { words, expansions }
+    Expanded {
+        words,
+        expansions,
+        corrections,
+    }
 }
 
 /// The word being typed: the query's last word, when nothing (no space, no punctuation) follows
@@ -152,10 +192,16 @@ fn prefixed(index: &LexicalIndex, typed: &str) -> Vec<(String, u32, f32)> {
     best_per_term(index, found, PREFIX_TERMS)
 }
 
-/// The indexed words nearest `word` within the allowed edit distance (one per term): those at
-/// distance 1 (weight 0.5), or when there are none, those at distance 2 (weight 0.3); the terms
-/// most chunks hold first. A nearer word is the likelier meaning, so farther ones are not added.
-fn fuzzy(index: &LexicalIndex, word: &str, options: &SearchOptions) -> Vec<(String, u32, f32)> {
+/// The indexed words nearest `word` within the allowed edit distance (one per term, none of
+/// the `own` terms of the query): those at distance 1 (weight 0.5), or when there are none,
+/// those at distance 2 (weight 0.3); the terms most chunks hold first. A nearer word is the
+/// likelier meaning, so farther ones are not added.
+fn fuzzy(
+    index: &LexicalIndex,
+    word: &str,
+    options: &SearchOptions,
+    own: &[u32],
+) -> Vec<(String, u32, f32)> {
     let chars = word.chars().count();
     let max = options.fuzzy.distance(chars);
     if max == 0 || chars > FUZZY_MAX_CHARS {
@@ -169,11 +215,11 @@ fn fuzzy(index: &LexicalIndex, word: &str, options: &SearchOptions) -> Vec<(Stri
         };
         let mut stream = set.search(automaton).into_stream();
         while let Some((w, position)) = stream.next() {
-            found.push((
-                String::from_utf8_lossy(w).into_owned(),
-                index.term_of_word(position),
-                if distance == 1 { 0.5 } else { 0.3 },
-            ));
+            let term = index.term_of_word(position);
+            if !own.contains(&term) {
+                let weight = if distance == 1 { 0.5 } else { 0.3 };
+                found.push((String::from_utf8_lossy(w).into_owned(), term, weight));
+            }
         }
         if !found.is_empty() {
             break;

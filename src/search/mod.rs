@@ -43,6 +43,9 @@ pub struct QueryContext<'a> {
     pub now_ms: f64,
     /// The cross-encoder `rerank` scores with, once the shell has loaded the one it names.
     pub reranker: Option<&'a dyn CrossEncoder>,
+    /// The query's expansion, when the caller made it already (for the encoders' corrected
+    /// text); otherwise the search makes it.
+    pub expanded: Option<&'a expand::Expanded>,
 }
 
 /// What reranks: a cross-encoder's relevance in [0, 1] of each text to the query
@@ -171,7 +174,14 @@ pub fn fused(
         .map(filter::Filter::parse)
         .transpose()?;
     let mut query_terms = query_terms(index, query)?;
-    let expanded = expand::expand(&index.lexical, &index.analyzer(), query, options);
+    let made;
+    let expanded = match context.expanded {
+        Some(expanded) => expanded,
+        None => {
+            made = expand::expand(&index.lexical, &index.analyzer(), query, options);
+            &made
+        }
+    };
     for e in &expanded.expansions {
         if !query_terms.contains(&e.term) {
             query_terms.push(e.term.clone());
@@ -228,7 +238,7 @@ pub fn fused(
         candidates,
         score_kind,
         query_terms,
-        expansions: expanded.expansions,
+        expansions: expanded.expansions.clone(),
         documents,
     })
 }
