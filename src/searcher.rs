@@ -113,7 +113,7 @@ impl Searcher {
     pub fn static_rows_needed(&self, query: &str, options: &SearchOptions) -> Vec<RowRequest> {
         match &self.statics {
             Some(table) if self.wants_static(options) => {
-                table.missing(&self.static_terms(query, self.expanded(query, options).as_ref()))
+                table.missing(&self.static_terms(query))
             }
             _ => Vec::new(),
         }
@@ -145,27 +145,25 @@ impl Searcher {
             }
     }
 
-    /// The query's expansion, made here (once, and handed to the search) when `fuzzy` may
-    /// correct what the encoders read: typo matching is on and the search embeds the query.
-    fn expanded(&self, query: &str, options: &SearchOptions) -> Option<Expanded> {
-        (options.fuzzy.is_on() && options.mode != SearchMode::Lexical && self.has_vectors())
-            .then(|| expand(&self.index.lexical, &self.index.analyzer(), query, options))
+    /// The query's terms as the static tier weighs them.
+    fn static_terms(&self, query: &str) -> Vec<(u32, f32)> {
+        crate::statics::query_terms(&self.index.lexical, &self.index.analyzer().terms(query))
     }
 
-    /// The query's terms as the static tier weighs them: those of its corrected text.
-    fn static_terms(&self, query: &str, expanded: Option<&Expanded>) -> Vec<(u32, f32)> {
-        let corrected = expanded.and_then(|e| e.corrected(query));
-        let text = corrected.as_deref().unwrap_or(query);
-        crate::statics::query_terms(&self.index.lexical, &self.index.analyzer().terms(text))
-    }
-
-    /// The query's expansion (see `expanded`) and its embedding with what made it, when the mode
-    /// wants one and an encoder can make it: the model when it is loaded (or asked for), else
-    /// the static tier once its rows for the query are in. Both read the query with `fuzzy`'s
-    /// corrections. Not for a query with nothing to search (no terms, and no word being typed to
-    /// complete): it has no hits, so no encoder is run for it.
+    /// The query's embedding and what made it, when the mode wants one and an encoder can make
+    /// it: the model when it is loaded (or asked for), else the static tier once its rows for the
+    /// query are in. With `fuzzy`, the model reads the query with its typos corrected, from the
+    /// expansion made here once and handed to the search. (The static tier reads the query as
+    /// typed: a typo has no row and adds nothing, and so a fragmented index, which has no
+    /// correction before its word shards are in, encodes the same.) Not for a query with nothing
+    /// to search (no terms, and no word being typed to complete): it has no hits, so no encoder
+    /// is run for it.
     fn prepare(&self, query: &str, options: &SearchOptions) -> Result<Prepared> {
-        let expanded = self.expanded(query, options);
+        let expanded = (options.fuzzy.is_on()
+            && options.mode != SearchMode::Lexical
+            && self.has_vectors()
+            && !self.wants_static(options))
+        .then(|| expand(&self.index.lexical, &self.index.analyzer(), query, options));
         let terms = self.index.analyzer().terms(query);
         let nothing = !options.prefix && terms.is_empty();
         if options.mode == SearchMode::Lexical || !self.has_vectors() || nothing {
@@ -180,7 +178,7 @@ impl Searcher {
                     "this index has no static tier (it was built with --no-static); search with the model, or build the index again without --no-static".into(),
                 ));
             };
-            let terms = self.static_terms(query, expanded.as_ref());
+            let terms = self.static_terms(query);
             table
                 .ready(&terms)
                 .then(|| table.encode(&terms))

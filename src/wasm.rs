@@ -711,9 +711,8 @@ fn check_plain(value: &JsValue, path: &str, depth: u32) -> Result<(), String> {
 }
 
 /// A result as a plain JavaScript value, through JSON: one string crosses the boundary and
-/// `JSON.parse` builds the objects (rather than a call into JavaScript for every field), and it
-/// is the JSON `cairn search --json` prints (numbers as the shortest decimal that reads back as
-/// the same f32).
+/// `JSON.parse` builds the objects (rather than a call into JavaScript for every field). An f32
+/// is written as the shortest decimal that reads back as it (`Math.fround` gives the f32).
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     let json = serde_json::to_string(value)
         .map_err(|e| js_error(format!("cannot convert the result: {e}")))?;

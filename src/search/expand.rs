@@ -7,9 +7,8 @@
 //! "installation"), in the index's word FST, and weigh what they find below an exact match, so a
 //! complete word still ranks first. Lexical scoring takes each word's best term (`search_words`).
 //!
-//! The query encoders read the query with each misspelled word replaced by its nearest indexed
-//! word (`Expanded::corrected`): the model would otherwise embed the typo's word pieces, and the
-//! static tier has no row for a word the index lacks.
+//! The model reads the query with each misspelled word replaced by its nearest indexed word
+//! (`Expanded::corrected`): it would otherwise embed the typo's word pieces.
 
 use std::ops::Range;
 
@@ -42,7 +41,7 @@ pub struct Expanded {
 
 impl Expanded {
     /// `query` with each misspelled word replaced by its correction ("retreival evaluation" →
-    /// "retrieval evaluation"): what the query encoders read. None when nothing was corrected.
+    /// "retrieval evaluation"): what the model embeds. None when nothing was corrected.
     pub fn corrected(&self, query: &str) -> Option<String> {
         if self.corrections.is_empty() {
             return None;

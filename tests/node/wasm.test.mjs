@@ -36,10 +36,9 @@ test("lexical: CLI and wasm return the same ids in the same order (CISI, 76 quer
     const hits = index.search(q.text, { mode: "lexical", limit: 20 });
     assert.equal(native[i].queryId, String(q._id));
     assert.deepEqual(hits.map((h) => h.id), native[i].hits.map((h) => h.id), `query ${q._id}`);
-    // Scores are f32 on both sides, and both print the shortest decimal that reads back as it:
-    // the same numbers, and the same f32s.
-    assert.deepEqual(hits.map((h) => h.score), native[i].hits.map((h) => h.score), `query ${q._id} scores`);
-    assert.deepEqual(hits.map((h) => Math.fround(h.score)), native[i].hits.map((h) => Math.fround(h.score)), `query ${q._id} f32 scores`);
+    // Scores are f32 on both sides: the module writes the shortest decimal that reads back as
+    // the f32, the CLI's batch output the f32 widened; both read back as the same f32s.
+    assert.deepEqual(hits.map((h) => Math.fround(h.score)), native[i].hits.map((h) => Math.fround(h.score)), `query ${q._id} scores`);
   }
 });
 
