@@ -70,7 +70,9 @@ pub fn expand(
     let tokens = analyzer.tokens(query);
     // The query's own terms: a typo's correction is never one of them (in "hyperpituitarism and
     // hypopituitarism" the first word is not a misspelling of the second, which the query has).
-    let own_terms: Vec<u32> = tokens.iter().filter_map(|t| index.term_id(&t.term)).collect();
+    let mut own_terms: Vec<u32> = tokens.iter().filter_map(|t| index.term_id(&t.term)).collect();
+    own_terms.sort_unstable();
+    own_terms.dedup();
     let mut fuzzy_words = 0;
     for token in &tokens {
         let exact = index.term_id(&token.term);
@@ -192,7 +194,7 @@ fn prefixed(index: &LexicalIndex, typed: &str) -> Vec<(String, u32, f32)> {
 }
 
 /// The indexed words nearest `word` within the allowed edit distance (one per term, none of
-/// the `own` terms of the query): those at distance 1 (weight 0.5), or when there are none,
+/// the `own` terms of the query, sorted): those at distance 1 (weight 0.5), or when there are none,
 /// those at distance 2 (weight 0.3); the terms most chunks hold first. A nearer word is the
 /// likelier meaning, so farther ones are not added.
 fn fuzzy(
@@ -215,7 +217,7 @@ fn fuzzy(
         let mut stream = set.search(automaton).into_stream();
         while let Some((w, position)) = stream.next() {
             let term = index.term_of_word(position);
-            if !own.contains(&term) {
+            if own.binary_search(&term).is_err() {
                 let weight = if distance == 1 { 0.5 } else { 0.3 };
                 found.push((String::from_utf8_lossy(w).into_owned(), term, weight));
             }
