@@ -25,7 +25,7 @@ let release;
 const held = new Promise((ok) => (release = ok));
 // The full module and the model's weights wait until the static tier has answered, so what the
 // first answer needs is counted apart from what loads in the background.
-const alter = async (path, body) => (path.endsWith("model.safetensors") || path.startsWith("/pkg/web/") ? (await held, body) : body);
+const alter = async (path, body) => (path.endsWith("model.gguf") || path.startsWith("/pkg/web/") ? (await held, body) : body);
 const blank = mkdtempSync(join(tmpdir(), "cairn-blank-"));
 writeFileSync(join(blank, "blank.html"), "<!doctype html><title>blank</title>");
 const server = await serve(0, [["/bench/", dir], ["/blank/", blank]], { gzip: true, alter });

@@ -7,7 +7,7 @@
 // The index answers lexical queries as soon as it is open, from the lean core module; the full
 // module and the model load in the background (progress through onProgress, then
 // onModelReady), and hybrid answers start when they are in.
-import { openIndex, prepareRerank, prepareStatic, webModules } from "./fetch.js";
+import { openIndex, prepareQuery, prepareRerank, webModules } from "./fetch.js";
 
 /**
  * `url` (a hit's citation.url: indexed data) resolved against `base`, if it is safe to follow:
@@ -79,7 +79,7 @@ export class Cairn {
         if (method === "fragmentStats") return opened.index.stats ?? opened.rows?.stats ?? null;
         if (method !== "open") {
           await prepareRerank(opened, args.at(-1));
-          if (method === "search") await prepareStatic(opened, ...args);
+          if (method === "search" || method === "searchDocuments" || method === "buildContext") await prepareQuery(opened, args[0], args[1], method === "search");
           return opened.index[method](...args);
         }
         const result = await openIndex(webModules, indexUrl, modelUrl, onEvent);

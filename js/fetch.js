@@ -6,7 +6,8 @@
 import { isFragmentedMeta, openFragments, packLoader } from "./fragments.js";
 
 const CACHE = "cairn-model-v1";
-const FILES = ["config.json", "tokenizer.json", "model.safetensors"];
+/** The weights file of a model folder unless the index names another (`model.gguf`, 8-bit). */
+const WEIGHTS = "model.safetensors";
 /** The largest index or model file read: 1 GiB, as in the wasm module. */
 export const MAX_BYTES = 2 ** 30;
 
@@ -64,17 +65,20 @@ export async function fetchWithProgress(url, cache, onProgress) {
 }
 
 /**
- * The three model files from `baseUrl`, through the cache (past it with `fresh`). `keep()`
- * stores the downloaded ones in the cache: call it once the model has loaded from them.
+ * The three model files from `baseUrl` (the weights named `weights`), through the cache (past
+ * it with `fresh`). `keep()` stores the downloaded ones in the cache: call it once the model has
+ * loaded from them. An 8-bit model's word rows are not among them: `modelRows` fetches a
+ * query's.
  */
-export async function loadModelFiles(baseUrl, onProgress, fresh = false) {
+export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights = WEIGHTS) {
   const cache = await openCache();
   const base = baseUrl.replace(/\/$/, "");
   const got = {};
   const downloaded = [];
-  for (const name of FILES) {
+  const files = ["config.json", "tokenizer.json", weights];
+  for (const name of files) {
     const url = `${base}/${name}`;
-    const { bytes, fromCache } = await fetchWithProgress(url, fresh ? null : cache, name === "model.safetensors" ? onProgress : null);
+    const { bytes, fromCache } = await fetchWithProgress(url, fresh ? null : cache, name === weights ? onProgress : null);
     got[name] = bytes;
     if (!fromCache) downloaded.push([url, bytes]);
   }
@@ -85,27 +89,53 @@ export async function loadModelFiles(baseUrl, onProgress, fresh = false) {
     }
   };
   return {
-    files: { weights: got["model.safetensors"], tokenizer: got["tokenizer.json"], config: got["config.json"] },
+    files: { weights: got[weights], tokenizer: got["tokenizer.json"], config: got["config.json"] },
     fromCache: downloaded.length === 0,
-    anyCached: downloaded.length < FILES.length,
+    anyCached: downloaded.length < files.length,
     keep,
   };
 }
 
 /**
- * Loads a model folder's files with `load` (the embedder's by default), a cached copy that
- * fails fetched anew once: { fromCache, keep }.
+ * Loads a model folder's files (weights named `weights`) with `load` (the embedder's by
+ * default), a cached copy that fails fetched anew once: { fromCache, keep }.
  */
-async function attachModel(index, modelUrl, onProgress, load = ({ weights, tokenizer, config }) => index.loadModelFromBytes(weights, tokenizer, config)) {
-  let model = await loadModelFiles(modelUrl, onProgress);
+async function attachModel(index, modelUrl, onProgress, load = ({ weights, tokenizer, config }) => index.loadModelFromBytes(weights, tokenizer, config), weights = WEIGHTS) {
+  let model = await loadModelFiles(modelUrl, onProgress, false, weights);
   try {
     load(model.files);
   } catch (e) {
     if (!model.anyCached) throw e;
-    model = await loadModelFiles(modelUrl, onProgress, true);
+    model = await loadModelFiles(modelUrl, onProgress, true, weights);
     load(model.files);
   }
   return model;
+}
+
+/**
+ * The 8-bit model's word rows, fetched as queries need them: by range from the packs in the
+ * model folder's `p/`, through the Cache API (the packs are named by their content), each
+ * handed to `add(row, bytes)`. Returns `load(requests)` (the model's `modelRows`/`rows`) with
+ * `stats` of the bytes and requests.
+ */
+export async function modelRows(modelUrl, add) {
+  let cache = null;
+  try {
+    cache = typeof caches === "undefined" ? null : await caches.open("cairn-model-rows");
+  } catch {}
+  const stats = { requests: 0, bytes: 0, fromCache: 0 };
+  const base = new URL("p/", modelUrl.replace(/\/*$/, "/"));
+  const load = packLoader({
+    base,
+    cache,
+    stats,
+    key: (r) => `${r.row}`,
+    cacheKey: (r) => new URL(`${r.pack}?row=${r.row}`, base).href,
+    describe: (run) => `the model's word row${run.length > 1 ? "s" : ""} ${run.map((r) => r.row).join(", ")}`,
+    add: (r, bytes) => add(r.row, bytes),
+  });
+  load.stats = stats;
+  return load;
 }
 
 /**
@@ -183,10 +213,12 @@ export async function openIndex(modules, indexUrl, modelUrl, emit) {
   const { documentCount, chunkCount, hasVectors, hasStatic } = opened.index;
   if (hasStatic) opened.rows = await staticRows(opened, indexUrl);
   if (hasVectors && modelUrl) {
+    const weights = opened.index.modelWeightsFile;
     opened
       .full()
-      .then((index) => attachModel(index, modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache })))
-      .then(({ fromCache, keep }) => {
+      .then((index) => attachModel(index, modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }), undefined, weights))
+      .then(async ({ fromCache, keep }) => {
+        opened.modelRows = await modelRows(modelUrl, (row, bytes) => opened.index.addModelRow(row, bytes));
         emit({ event: "model", ready: true, fromCache });
         return keep();
       })
@@ -223,12 +255,46 @@ async function staticRows(opened, indexUrl) {
 }
 
 /**
- * Before a search of a single-file index with a static tier, while the model is not in: the
+ * Before a search of a single-file index: the 8-bit model's word rows for the query, once the
+ * model is in; with `statics`, and while the model is not in, the static tier's rows (below).
+ *
+ * The static tier's part, for an index with one while the model is not in: the
  * static rows the query's terms need, added from memory or fetched, so the search answers by
  * meaning with the static tier at once. A row that cannot be fetched leaves the search as it
  * would be without the tier (hybrid answers lexically), and `opened.rows.error` says why.
  */
-export async function prepareStatic(opened, query, options) {
+export async function prepareQuery(opened, query, options, statics = true) {
+  await prepareModel(opened, query, options);
+  if (statics) await prepareStatic(opened, query, options);
+}
+
+/**
+ * Before a search with the 8-bit model in: its word rows for the query's tokens, fetched. A row
+ * that cannot be fetched leaves the search as it would be without a model (hybrid answers
+ * lexically), and `opened.modelRows.error` says why.
+ */
+async function prepareModel(opened, query, options) {
+  const load = opened.modelRows;
+  if (!load || typeof query !== "string") return;
+  let need;
+  try {
+    need = opened.index.modelRows(query, options);
+  } catch {
+    try {
+      need = opened.index.modelRows(query); // the options of searchDocuments or buildContext
+    } catch {
+      return; // the search itself says what is wrong
+    }
+  }
+  if (!need.length) return;
+  try {
+    await load(need);
+  } catch (e) {
+    load.error = e?.message ?? String(e);
+  }
+}
+
+async function prepareStatic(opened, query, options) {
   const rows = opened.rows;
   if (!rows || typeof query !== "string") return;
   for (let round = 0; round < 2; round++) {
@@ -266,8 +332,8 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
   const opened = {
     index: {
       // Until the model is in (or with encoder: "static"), the index embeds the query with its
-      // static tier, if it has one.
-      search: (query, options) => fragments.search(query, options, encoder && options?.mode !== "lexical" && options?.encoder !== "static" ? encoder.embed(query) : null),
+      // static tier, if it has one; so it does when the model's rows for it cannot be fetched.
+      search: async (query, options) => fragments.search(query, options, encoder && options?.mode !== "lexical" && options?.encoder !== "static" ? await embed(query) : null),
       searchWithVector: (query, vector, options) => fragments.search(query, options, Float32Array.from(vector)),
       searchDocuments: unsupported("searchDocuments"),
       buildContext: unsupported("buildContext"),
@@ -276,17 +342,34 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
     },
     full: unsupported("rerank"),
   };
+  let rows = null;
+  const embed = async (query) => {
+    try {
+      await rows(encoder.rows(query));
+      return encoder.embed(query);
+    } catch (e) {
+      rows.error = e?.message ?? String(e);
+      return null;
+    }
+  };
   const info = { documentCount: index.documentCount, chunkCount: index.chunkCount, hasVectors: index.hasVectors, fragmented: true };
   if (info.hasVectors && modelUrl) {
     const identity = index.modelIdentity;
     modules
       .full()
       .then(({ QueryEncoder }) =>
-        attachModel(null, modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }), ({ weights, tokenizer, config }) => {
-          encoder = QueryEncoder.fromBytes(identity, weights, tokenizer, config);
-        }),
+        attachModel(
+          null,
+          modelUrl,
+          (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }),
+          ({ weights, tokenizer, config }) => {
+            encoder = QueryEncoder.fromBytes(identity, weights, tokenizer, config);
+          },
+          JSON.parse(identity).web_weights_file,
+        ),
       )
-      .then(({ fromCache, keep }) => {
+      .then(async ({ fromCache, keep }) => {
+        rows = await modelRows(modelUrl, (row, bytes) => encoder.addRow(row, bytes));
         emit({ event: "model", ready: true, fromCache });
         return keep();
       })

@@ -1,7 +1,7 @@
 // cairn's Web Worker: loads the index and the model and answers searches off the main thread.
 // Spoken to by client.js: requests { id, method, args } → replies { id, result } or
 // { id, error }; progress and model readiness are posted as { event, ... }.
-import { openIndex, prepareRerank, prepareStatic, webModules } from "./fetch.js";
+import { openIndex, prepareQuery, prepareRerank, webModules } from "./fetch.js";
 
 let opened = null;
 const post = (message) => self.postMessage(message);
@@ -13,11 +13,11 @@ const methods = {
     return result.info;
   },
   // A search with `rerank` first loads the cross-encoder it names (once).
-  search: async (query, options) => (await prepareRerank(opened, options), await prepareStatic(opened, query, options), opened.index.search(query, options)),
+  search: async (query, options) => (await prepareRerank(opened, options), await prepareQuery(opened, query, options), opened.index.search(query, options)),
   searchWithVector: async (query, vector, options) => (await prepareRerank(opened, options), opened.index.searchWithVector(query, vector, options)),
   fragmentStats: async () => opened.index.stats ?? opened.rows?.stats ?? null,
-  searchDocuments: async (query, options) => (await prepareRerank(opened, options), opened.index.searchDocuments(query, options)),
-  buildContext: async (query, options) => (await prepareRerank(opened, options), opened.index.buildContext(query, options)),
+  searchDocuments: async (query, options) => (await prepareRerank(opened, options), await prepareQuery(opened, query, options, false), opened.index.searchDocuments(query, options)),
+  buildContext: async (query, options) => (await prepareRerank(opened, options), await prepareQuery(opened, query, options, false), opened.index.buildContext(query, options)),
 };
 
 self.onmessage = async ({ data: { id, method, args } }) => {

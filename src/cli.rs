@@ -163,6 +163,11 @@ const FRAGMENTS_FROM: usize = 20_000;
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum WebWeights {
+    /// The linear layers in q8_0, the word table as int8 rows fetched by token (about 12 MB
+    /// before gzip, a query's rows a few kilobytes).
+    Q8,
+    /// The linear layers in q4_0, the rest as q8.
+    Q4,
     F16,
     F32,
 }
@@ -286,8 +291,8 @@ struct IndexArgs {
     /// previous index stays).
     #[arg(long)]
     allow_empty: bool,
-    /// Precision of the model weights written for the browser (f16: half the download).
-    #[arg(long, value_enum, default_value_t = WebWeights::F16)]
+    /// Precision of the model weights written for the browser.
+    #[arg(long, value_enum, default_value_t = WebWeights::Q8)]
     web_weights: WebWeights,
     /// Precision of the chunk vectors of a scanned index (i8: a quarter of the bytes); an
     /// index with a graph keeps f32.
@@ -371,12 +376,14 @@ fn index(args: IndexArgs) -> Result<()> {
     let vectors = match &model {
         None => None,
         Some((embedder, source)) => {
-            let web_sha = write_web_model(source, &staging.path.join(MODEL_DIR), args.web_weights)?;
+            let (web_sha, web_file) =
+                write_web_model(source, &staging.path.join(MODEL_DIR), args.web_weights)?;
             let identity = vector::ModelIdentity {
                 name: embed::MODEL_NAME.to_string(),
                 dimension: embedder.dimension() as u32,
                 source_weights_sha256: embedder.weights_sha256().to_string(),
                 web_weights_sha256: web_sha,
+                web_weights_file: web_file.to_string(),
                 config_sha256: embed::sha256_hex(&source.config),
                 tokenizer_sha256: embed::sha256_hex(&source.tokenizer),
             };
@@ -559,21 +566,10 @@ fn merge(parts: &[PathBuf], out: &Path, model: &Path) -> Result<()> {
             model.display()
         );
     }
-    // The browser's model, as the shards wrote it (theirs agree: the identities do).
-    let web = parts[0].join(MODEL_DIR);
-    let weights = std::fs::read(web.join(ModelFiles::WEIGHTS))
-        .with_context(|| format!("cannot read the model the shard wrote in {}", web.display()))?;
-    if embed::sha256_hex(&weights) != joined.identity.web_weights_sha256 {
-        bail!("{} is not the model its part was written with; build that shard again", web.display());
-    }
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let staging = Staging::new(out)?;
-    let staged = staging.path.join(MODEL_DIR);
-    std::fs::create_dir_all(&staged)?;
-    write_synced(&staged.join(ModelFiles::WEIGHTS), &weights)?;
-    for name in [ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
-        write_synced(&staged.join(name), &std::fs::read(web.join(name))?)?;
-    }
+    // The browser's model, as the shards wrote it (theirs agree: the identities do).
+    copy_web_model(&parts[0].join(MODEL_DIR), &staging.path.join(MODEL_DIR), &joined.identity)?;
     let options = build::VectorOptions {
         embedder: &embedder,
         identity: joined.identity,
@@ -605,28 +601,62 @@ fn merge(parts: &[PathBuf], out: &Path, model: &Path) -> Result<()> {
 /// once, so the model folder may be the output's own `model/`).
 fn load_source_model(dir: &Path) -> Result<(Embedder, ModelFiles)> {
     let files = ModelFiles::read_dir(dir)?;
-    let embedder = Embedder::load(ModelFiles {
-        weights: files.weights.clone(),
-        tokenizer: files.tokenizer.clone(),
-        config: files.config.clone(),
-    })?;
+    let embedder = Embedder::load(files.clone())?;
     Ok((embedder, files))
 }
 
-/// Writes the model a browser downloads (weights, tokenizer, config) into `out`; returns the
-/// weights' SHA-256.
-fn write_web_model(source: &ModelFiles, out: &Path, precision: WebWeights) -> Result<String> {
+/// Writes the model a browser downloads (weights, tokenizer, config, and the 8-bit model's word
+/// rows under `p/`) into `out`; returns the weights' SHA-256 and file name.
+fn write_web_model(
+    source: &ModelFiles,
+    out: &Path,
+    precision: WebWeights,
+) -> Result<(String, &'static str)> {
+    use candle_core::quantized::GgmlDType;
     std::fs::create_dir_all(out)?;
-    let weights = out.join(ModelFiles::WEIGHTS);
-    match precision {
-        WebWeights::F16 => embed::write_f16_weights(&source.weights, &weights)?,
-        WebWeights::F32 => write_synced(&weights, &source.weights)?,
-    }
-    let written = std::fs::read(&weights)?;
-    write_synced(&weights, &written)?;
+    let (name, written) = match precision {
+        WebWeights::Q8 | WebWeights::Q4 => {
+            let linear = if precision == WebWeights::Q8 { GgmlDType::Q8_0 } else { GgmlDType::Q4_0 };
+            let model = embed::quantize_model(source, linear)?;
+            fragment::write::save_packs(&model.packs, out)?;
+            (ModelFiles::QUANTIZED, model.weights)
+        }
+        WebWeights::F16 => {
+            let weights = out.join(ModelFiles::WEIGHTS);
+            embed::write_f16_weights(&source.weights, &weights)?;
+            (ModelFiles::WEIGHTS, std::fs::read(&weights)?)
+        }
+        WebWeights::F32 => (ModelFiles::WEIGHTS, source.weights.clone()),
+    };
+    write_synced(&out.join(name), &written)?;
     write_synced(&out.join(ModelFiles::TOKENIZER), &source.tokenizer)?;
     write_synced(&out.join(ModelFiles::CONFIG), &source.config)?;
-    Ok(embed::sha256_hex(&written))
+    Ok((embed::sha256_hex(&written), name))
+}
+
+/// Copies the browser's model of an index (as its identity names it) from `from` into `to`.
+fn copy_web_model(from: &Path, to: &Path, identity: &vector::ModelIdentity) -> Result<()> {
+    let weights = std::fs::read(from.join(&identity.web_weights_file))
+        .with_context(|| format!("cannot read the model the shard wrote in {}", from.display()))?;
+    if embed::sha256_hex(&weights) != identity.web_weights_sha256 {
+        bail!("{} is not the model its part was written with; build that shard again", from.display());
+    }
+    std::fs::create_dir_all(to)?;
+    if embed::is_quantized(&weights) {
+        let packs = embed::word_packs(&weights)?
+            .into_iter()
+            .map(|name| {
+                let path = from.join(fragment::PACK_DIR).join(&name);
+                Ok((name, std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        fragment::write::save_packs(&packs, to)?;
+    }
+    write_synced(&to.join(&identity.web_weights_file), &weights)?;
+    for name in [ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
+        write_synced(&to.join(name), &std::fs::read(from.join(name))?)?;
+    }
+    Ok(())
 }
 
 /// Writes a file and flushes it to disk, readable by a web server.
@@ -676,14 +706,33 @@ impl Staging {
     /// moment the folder holds a whole index, old or new; between the two steps an old index
     /// whose model changed is refused by its model check, never read wrongly.
     fn commit(self, with_model: bool, file: &str) -> Result<()> {
+        let (staged, live) = (self.path.join(MODEL_DIR), self.out.join(MODEL_DIR));
+        let mut model = None;
         if with_model {
-            let (staged, live) = (self.path.join(MODEL_DIR), self.out.join(MODEL_DIR));
             std::fs::create_dir_all(&live)?;
-            for name in [
+            // The 8-bit model's word rows first: named by content, so a live one is never
+            // replaced, and all are in before the weights that name them.
+            let packs = pack_names(&staged);
+            if !packs.is_empty() {
+                std::fs::create_dir_all(live.join(fragment::PACK_DIR))?;
+            }
+            for name in &packs {
+                let to = live.join(fragment::PACK_DIR).join(name);
+                if !to.exists() {
+                    std::fs::rename(staged.join(fragment::PACK_DIR).join(name), &to)
+                        .with_context(|| format!("cannot move the model into {}", live.display()))?;
+                }
+            }
+            let files: Vec<&str> = [
                 ModelFiles::WEIGHTS,
+                ModelFiles::QUANTIZED,
                 ModelFiles::TOKENIZER,
                 ModelFiles::CONFIG,
-            ] {
+            ]
+            .into_iter()
+            .filter(|name| staged.join(name).exists())
+            .collect();
+            for name in &files {
                 let new = std::fs::read(staged.join(name))?;
                 if std::fs::read(live.join(name)).ok().as_deref() != Some(&new[..]) {
                     std::fs::rename(staged.join(name), live.join(name)).with_context(|| {
@@ -691,14 +740,37 @@ impl Staging {
                     })?;
                 }
             }
+            model = Some((files, packs));
         }
         std::fs::rename(self.path.join(file), self.out.join(file))
             .with_context(|| format!("cannot move {file} into {}", self.out.display()))?;
         if let Ok(dir) = std::fs::File::open(&self.out) {
             let _ = dir.sync_all();
         }
+        // What the new model no longer uses: the other precision's weights, old word rows.
+        if let Some((files, packs)) = model {
+            for name in [ModelFiles::WEIGHTS, ModelFiles::QUANTIZED] {
+                if !files.contains(&name) {
+                    let _ = std::fs::remove_file(live.join(name));
+                }
+            }
+            fragment::write::remove_packs_but(packs.iter().map(String::as_str), &live)?;
+            let _ = std::fs::remove_dir(live.join(fragment::PACK_DIR));
+        }
         Ok(())
     }
+}
+
+/// The names of the files in `dir/p/` (none when it has no such folder).
+fn pack_names(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir.join(fragment::PACK_DIR))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 impl Drop for Staging {

@@ -17,44 +17,126 @@ use sha2::{Digest, Sha256};
 use tokenizers::{PaddingParams, PaddingStrategy, PostProcessor, Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
+use crate::statics::{RowRequest, StaticRows, StaticTable};
 
 /// The model's name as the index records it.
 pub const MODEL_NAME: &str = "sentence-transformers/all-MiniLM-L6-v2";
 /// The longest input the model was trained on, in tokens.
 pub const MAX_TOKENS: usize = 256;
 
-/// The three files a model is made of.
+/// The files a model is made of: weights (safetensors, or the quantized model's GGUF),
+/// tokenizer and config, and for a quantized model the packs of its word rows that are at hand
+/// (all of them natively; none in a browser, which fetches the rows a query needs).
+#[derive(Clone, Default)]
 pub struct ModelFiles {
     pub weights: Vec<u8>,
     pub tokenizer: Vec<u8>,
     pub config: Vec<u8>,
+    pub word_packs: Vec<Vec<u8>>,
 }
+
+/// GGUF metadata keys of the quantized model: where its word rows are.
+const WORDS_DIMENSION: &str = "cairn.words.dimension";
+const WORDS_COUNT: &str = "cairn.words.count";
+const WORDS_PER_PACK: &str = "cairn.words.per_pack";
+const WORDS_PACKS: &str = "cairn.words.packs";
 
 impl ModelFiles {
     pub const WEIGHTS: &'static str = "model.safetensors";
+    /// The 8-bit model for the browser: the encoder without its word table (GGUF).
+    pub const QUANTIZED: &'static str = "model.gguf";
     pub const TOKENIZER: &'static str = "tokenizer.json";
     pub const CONFIG: &'static str = "config.json";
 
-    /// Reads `model.safetensors`, `tokenizer.json` and `config.json` from a folder.
+    /// Reads a model folder: `tokenizer.json`, `config.json`, and `model.safetensors`, or else
+    /// `model.gguf` with every pack of its word rows (under `p/`).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn read_dir(dir: &std::path::Path) -> Result<Self> {
-        let read = |name: &str| {
-            std::fs::read(dir.join(name)).map_err(|e| {
-                Error::Model(format!(
-                    "cannot read {} ({e}); the model folder needs {}, {} and {} (run scripts/setup.sh to fetch all-MiniLM-L6-v2)",
-                    dir.join(name).display(),
-                    Self::WEIGHTS,
-                    Self::TOKENIZER,
-                    Self::CONFIG
-                ))
-            })
-        };
+        if !dir.join(Self::WEIGHTS).exists() && dir.join(Self::QUANTIZED).exists() {
+            let weights = std::fs::read(dir.join(Self::QUANTIZED)).map_err(|e| {
+                Error::Model(format!("cannot read {} ({e})", dir.join(Self::QUANTIZED).display()))
+            })?;
+            let word_packs = word_packs(&weights)?
+                .iter()
+                .map(|name| {
+                    let path = dir.join(crate::fragment::PACK_DIR).join(name);
+                    std::fs::read(&path).map_err(|e| {
+                        Error::Model(format!(
+                            "cannot read the model's word rows {} ({e}); write the model again (cairn index)",
+                            path.display()
+                        ))
+                    })
+                })
+                .collect::<Result<_>>()?;
+            return Ok(ModelFiles {
+                weights,
+                word_packs,
+                ..Self::read_text_files(dir)?
+            });
+        }
         Ok(ModelFiles {
-            weights: read(Self::WEIGHTS)?,
-            tokenizer: read(Self::TOKENIZER)?,
-            config: read(Self::CONFIG)?,
+            weights: std::fs::read(dir.join(Self::WEIGHTS))
+                .map_err(|e| Self::missing(dir, Self::WEIGHTS, e))?,
+            ..Self::read_text_files(dir)?
         })
     }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn missing(dir: &std::path::Path, name: &str, e: std::io::Error) -> Error {
+        Error::Model(format!(
+            "cannot read {} ({e}); the model folder needs {}, {} and {} (run scripts/setup.sh to fetch all-MiniLM-L6-v2)",
+            dir.join(name).display(),
+            Self::WEIGHTS,
+            Self::TOKENIZER,
+            Self::CONFIG
+        ))
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn read_text_files(dir: &std::path::Path) -> Result<Self> {
+        let read = |name: &str| std::fs::read(dir.join(name)).map_err(|e| Self::missing(dir, name, e));
+        Ok(ModelFiles {
+            tokenizer: read(Self::TOKENIZER)?,
+            config: read(Self::CONFIG)?,
+            ..Default::default()
+        })
+    }
+}
+
+/// Whether weights are a quantized model's GGUF (else safetensors).
+pub fn is_quantized(weights: &[u8]) -> bool {
+    weights.starts_with(b"GGUF")
+}
+
+/// The GGUF header of a quantized model's weights.
+fn gguf_content(weights: &[u8]) -> Result<candle_core::quantized::gguf_file::Content> {
+    candle_core::quantized::gguf_file::Content::read(&mut std::io::Cursor::new(weights))
+        .map_err(|e| Error::Model(format!("model.gguf cannot be read: {e}")))
+}
+
+/// Where a quantized model's word rows are (its GGUF metadata).
+fn word_rows(content: &candle_core::quantized::gguf_file::Content) -> Result<StaticRows> {
+    let bad = |what: &str| Error::Model(format!("model.gguf has no valid {what}; write the model again (cairn index)"));
+    let get = |key: &str| content.metadata.get(key).ok_or_else(|| bad(key));
+    let number = |key: &str| get(key)?.to_u32().map_err(|_| bad(key));
+    let packs = get(WORDS_PACKS)?
+        .to_vec()
+        .map_err(|_| bad(WORDS_PACKS))?
+        .iter()
+        .map(|v| v.to_string().cloned().map_err(|_| bad(WORDS_PACKS)))
+        .collect::<Result<Vec<_>>>()?;
+    let (dimension, count) = (number(WORDS_DIMENSION)?, number(WORDS_COUNT)?);
+    if count > 1_000_000 {
+        return Err(bad(WORDS_COUNT));
+    }
+    let rows = StaticRows::every(dimension, count, number(WORDS_PER_PACK)?, packs);
+    rows.validate(count as usize).map_err(|e| Error::Model(format!("model.gguf: {e}")))?;
+    Ok(rows)
+}
+
+/// The names of the packs (under `p/` beside it) that hold a quantized model's word rows.
+pub fn word_packs(weights: &[u8]) -> Result<Vec<String>> {
+    Ok(word_rows(&gguf_content(weights)?)?.packs)
 }
 
 pub struct Embedder {
@@ -66,7 +148,8 @@ pub struct Embedder {
 }
 
 impl Embedder {
-    /// Loads a model from its files. Weights may be f32 or f16; they are computed in f32.
+    /// Loads a model from its files. Weights may be f32 or f16 safetensors (computed in f32), or
+    /// the quantized model's GGUF with the word-row packs given (none: rows come by `add_row`).
     pub fn load(files: ModelFiles) -> Result<Self> {
         #[cfg(not(target_arch = "wasm32"))]
         native_runtime();
@@ -94,13 +177,31 @@ impl Embedder {
             ..Default::default()
         }));
         let weights_sha256 = sha256_hex(&files.weights);
-        let vb = VarBuilder::from_buffered_safetensors(files.weights, DType::F32, &device)
-            .map_err(|e| Error::Model(format!("model.safetensors cannot be read: {e}")))?;
-        let model = crate::encoder::Bert::load(vb, &config).map_err(|e| {
-            Error::Model(format!(
-                "the weights do not fit a BERT model with this config: {e}"
-            ))
-        })?;
+        let unfit = |e| Error::Model(format!("the weights do not fit a BERT model with this config: {e}"));
+        let model = if is_quantized(&files.weights) {
+            let content = gguf_content(&files.weights)?;
+            let rows = word_rows(&content)?;
+            if rows.dimension as usize != config.hidden_size || rows.len() != config.vocab_size {
+                return Err(Error::Model(format!(
+                    "model.gguf's word rows are {} of {} values, the config's table {} of {}; use the files of one model",
+                    rows.len(),
+                    rows.dimension,
+                    config.vocab_size,
+                    config.hidden_size
+                )));
+            }
+            let words = if files.word_packs.is_empty() {
+                StaticTable::new(rows)
+            } else {
+                crate::statics::from_packs(&rows, &files.word_packs)
+                    .map_err(|e| Error::Model(format!("the model's word rows: {e}")))?
+            };
+            crate::encoder::Bert::from_gguf(&content, &files.weights, &config, words).map_err(unfit)?
+        } else {
+            let vb = VarBuilder::from_buffered_safetensors(files.weights, DType::F32, &device)
+                .map_err(|e| Error::Model(format!("model.safetensors cannot be read: {e}")))?;
+            crate::encoder::Bert::load(vb, &config).map_err(unfit)?
+        };
         Ok(Embedder {
             model,
             tokenizer,
@@ -133,6 +234,39 @@ impl Embedder {
     /// SHA-256 (hex) of the weights file this embedder was loaded from.
     pub fn weights_sha256(&self) -> &str {
         &self.weights_sha256
+    }
+
+    /// The word rows embedding `text` needs that are not loaded yet (none for a model with its
+    /// whole table): each once, by token id.
+    pub fn missing_rows(&self, text: &str) -> Result<Vec<RowRequest>> {
+        let crate::encoder::Words::Rows(rows) = &self.model.word else {
+            return Ok(Vec::new());
+        };
+        let mut ids = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| Error::Model(format!("tokenization failed: {e}")))?
+            .get_ids()
+            .to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let rows = rows.read().expect("no writer panics");
+        Ok(ids
+            .into_iter()
+            .filter(|&id| rows.row(id).is_none())
+            .filter_map(|id| rows.row_of(id).map(|r| rows.rows.request(r)))
+            .collect())
+    }
+
+    /// Adds word row `row` from its record's bytes (as `missing_rows` located them).
+    pub fn add_row(&self, row: u32, bytes: &[u8]) -> Result<()> {
+        let crate::encoder::Words::Rows(rows) = &self.model.word else {
+            return Err(Error::InvalidInput("this model has its whole word table; it takes no rows".into()));
+        };
+        rows.write()
+            .expect("no writer panics")
+            .add(row, bytes)
+            .map_err(|e| Error::Model(e.to_string().replace("static row", "the model's word row")))
     }
 
     /// Embeds one text.
@@ -303,4 +437,62 @@ pub fn write_f16_weights(weights: &[u8], out: &std::path::Path) -> Result<()> {
     let halved: std::collections::HashMap<_, _> = halved.into_iter().collect();
     candle_core::safetensors::save(&halved, out)?;
     Ok(())
+}
+
+/// The 8-bit model for the browser, made from f32 weights: the encoder with its linear layers in
+/// `linear` (q8_0) as GGUF (`weights`), and the word-embedding table as int8 rows with a scale
+/// each, in packs of about a megabyte (`packs`, named by content, for `p/`), which the GGUF's
+/// metadata lists. The same weights give the same bytes.
+#[cfg(not(target_arch = "wasm32"))]
+pub struct QuantizedModel {
+    pub weights: Vec<u8>,
+    pub packs: Vec<(String, Vec<u8>)>,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub fn quantize_model(
+    source: &ModelFiles,
+    linear: candle_core::quantized::GgmlDType,
+) -> Result<QuantizedModel> {
+    use candle_core::quantized::gguf_file::{self, Value};
+    let config: Config = serde_json::from_slice(&source.config)
+        .map_err(|e| Error::Model(format!("config.json is not a BERT config: {e}")))?;
+    check_config(&config, "the model to quantize")?;
+    let not_f32 = || {
+        Error::Model(
+            "the model to write in 8 bits must be given as safetensors (pass --model with the source model, e.g. models/all-MiniLM-L6-v2)".into(),
+        )
+    };
+    if is_quantized(&source.weights) {
+        return Err(not_f32());
+    }
+    let vb = VarBuilder::from_buffered_safetensors(source.weights.clone(), DType::F32, &Device::Cpu)?;
+    let bert = crate::encoder::Bert::load(vb, &config)?;
+    let crate::encoder::Words::Table(table) = &bert.word else {
+        return Err(not_f32());
+    };
+    let (count, dimension) = table.embeddings().dims2()?;
+    let values = table.embeddings().flatten_all()?.to_vec1::<f32>()?;
+    let ids: Vec<u32> = (0..count as u32).collect();
+    let (rows, packs) = crate::statics::write(dimension, count, &ids, &values);
+    let tensors = bert.to_gguf(linear)?;
+    let metadata = [
+        (WORDS_DIMENSION, Value::U32(dimension as u32)),
+        (WORDS_COUNT, Value::U32(count as u32)),
+        (WORDS_PER_PACK, Value::U32(rows.per_pack)),
+        (
+            WORDS_PACKS,
+            Value::Array(rows.packs.iter().cloned().map(Value::String).collect()),
+        ),
+    ];
+    let mut weights = std::io::Cursor::new(Vec::new());
+    gguf_file::write(
+        &mut weights,
+        &metadata.iter().map(|(k, v)| (*k, v)).collect::<Vec<_>>(),
+        &tensors.iter().map(|(k, t)| (k.as_str(), t)).collect::<Vec<_>>(),
+    )?;
+    Ok(QuantizedModel {
+        weights: weights.into_inner(),
+        packs,
+    })
 }

@@ -10,30 +10,66 @@
 //!   libm's scalar `erff` for each of a chunk's 6 × 1,536 × T values.
 //! On med's chunks this took the native build from 19.1 to 21.4 chunks a second
 //! (`docs/benchmarks.md`).
+//!
+//! The same encoder runs quantized for the browser (`to_gguf`, `from_gguf`): the linear layers'
+//! weights in q8_0 (candle's `QMatMul`, whose kernels quantize the activations to q8_0 too),
+//! everything else as it was, and the word-embedding table not in the file at all but in rows
+//! (`Words::Rows`) that a browser fetches by token as queries need them.
 
-use candle_core::{CpuStorage, CustomOp1, DType, Layout, Module, Shape, Tensor};
-use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
+use std::sync::RwLock;
+
+use candle_core::quantized::{gguf_file, GgmlDType, QMatMul, QTensor};
+use candle_core::{CpuStorage, CustomOp1, DType, Device, Layout, Module, Shape, Tensor};
+use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
+
+use crate::statics::StaticTable;
 
 type Result<T> = candle_core::Result<T>;
 
 pub struct Bert {
-    word: Embedding,
+    pub(crate) word: Words,
     position: Embedding,
     token_type: Embedding,
     norm: LayerNorm,
     layers: Vec<Layer>,
 }
 
+/// The word-embedding table: whole (f32), or int8 rows with a scale each, only those loaded so
+/// far (the 8-bit model for the browser: a query needs a few of its 30,522).
+pub(crate) enum Words {
+    Table(Embedding),
+    Rows(RwLock<StaticTable>),
+}
+
+/// A linear layer: y = x·Wᵀ + b, with W in f32 or quantized.
+struct Dense {
+    weight: QMatMul,
+    bias: Tensor,
+}
+
+impl Dense {
+    fn new(weight: Tensor, bias: Tensor) -> Self {
+        Dense {
+            weight: QMatMul::Tensor(weight),
+            bias,
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.apply(&self.weight)?.broadcast_add(&self.bias)
+    }
+}
+
 struct Layer {
     /// Query (pre-scaled by 1/√d), key and value, stacked: hidden → 3 × hidden.
-    qkv: Linear,
+    qkv: Dense,
     heads: usize,
-    attention_out: Linear,
+    attention_out: Dense,
     attention_norm: LayerNorm,
-    intermediate: Linear,
+    intermediate: Dense,
     activation: HiddenAct,
-    output: Linear,
+    output: Dense,
     output_norm: LayerNorm,
 }
 
@@ -51,7 +87,7 @@ impl Bert {
             .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), config))
             .collect::<Result<_>>()?;
         Ok(Bert {
-            word: embedding(config.vocab_size, hidden, e.pp("word_embeddings"))?,
+            word: Words::Table(embedding(config.vocab_size, hidden, e.pp("word_embeddings"))?),
             position: embedding(
                 config.max_position_embeddings,
                 hidden,
@@ -68,7 +104,11 @@ impl Bert {
     pub fn forward(&self, ids: &Tensor, type_ids: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
         let (_, tokens) = ids.dims2()?;
         let positions = Tensor::arange(0u32, tokens as u32, ids.device())?;
-        let x = (self.word.forward(ids)? + self.token_type.forward(type_ids)?)?
+        let words = match &self.word {
+            Words::Table(table) => table.forward(ids)?,
+            Words::Rows(rows) => gather(&rows.read().expect("no writer panics"), ids)?,
+        };
+        let x = (words + self.token_type.forward(type_ids)?)?
             .broadcast_add(&self.position.forward(&positions)?)?;
         let mut x = self.norm.forward(&x)?;
         // Padding gets the lowest score, as transformers does: (1 − mask) × f32::MIN.
@@ -87,6 +127,157 @@ impl Bert {
     }
 }
 
+/// Names in the quantized file that are not a layer's.
+const POSITION: &str = "position";
+const TOKEN_TYPE: &str = "token_type";
+
+impl Bert {
+    /// The encoder's tensors for the quantized file, by the names `from_gguf` reads: each linear
+    /// layer's weight as `linear` (q8_0 for the browser), the position table in f16, every other
+    /// tensor (biases, LayerNorms, the token-type table) in f32. Not the word table: its rows
+    /// are written apart. The encoder must have been loaded with f32 weights.
+    pub fn to_gguf(&self, linear: GgmlDType) -> Result<Vec<(String, QTensor)>> {
+        let mut out = Vec::new();
+        let mut put = |name: String, t: &Tensor, dtype: GgmlDType| -> Result<()> {
+            out.push((name, QTensor::quantize(t, dtype)?));
+            Ok(())
+        };
+        put(POSITION.into(), self.position.embeddings(), GgmlDType::F16)?;
+        put(TOKEN_TYPE.into(), self.token_type.embeddings(), GgmlDType::F32)?;
+        for (name, norm) in self.norms() {
+            put(format!("{name}.weight"), norm.weight(), GgmlDType::F32)?;
+            let bias = norm.bias().ok_or_else(|| candle_core::Error::Msg(format!("{name} has no bias")))?;
+            put(format!("{name}.bias"), bias, GgmlDType::F32)?;
+        }
+        for (name, dense) in self.denses() {
+            let QMatMul::Tensor(weight) = &dense.weight else {
+                candle_core::bail!("{name} is quantized already; write the file from the f32 weights");
+            };
+            put(format!("{name}.weight"), weight, linear)?;
+            put(format!("{name}.bias"), &dense.bias, GgmlDType::F32)?;
+        }
+        Ok(out)
+    }
+
+    /// The encoder from the quantized file `to_gguf` wrote (its header `content`, its bytes),
+    /// with the word rows `words` (loaded so far) for a table.
+    pub fn from_gguf(
+        content: &gguf_file::Content,
+        bytes: &[u8],
+        config: &Config,
+        words: StaticTable,
+    ) -> Result<Self> {
+        let mut file = GgufReader {
+            content,
+            reader: std::io::Cursor::new(bytes),
+            eps: config.layer_norm_eps,
+        };
+        let (hidden, inner) = (config.hidden_size, config.intermediate_size);
+        let table = |file: &mut GgufReader, name: &str, rows: usize| -> Result<Embedding> {
+            Ok(Embedding::new(file.float(name, &[rows, hidden])?, hidden))
+        };
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| {
+                Ok(Layer {
+                    qkv: file.dense(&format!("{i}.qkv"), 3 * hidden, hidden)?,
+                    heads: config.num_attention_heads,
+                    attention_out: file.dense(&format!("{i}.attention_out"), hidden, hidden)?,
+                    attention_norm: file.norm(&format!("{i}.attention_norm"), hidden)?,
+                    intermediate: file.dense(&format!("{i}.intermediate"), inner, hidden)?,
+                    activation: config.hidden_act,
+                    output: file.dense(&format!("{i}.output"), hidden, inner)?,
+                    output_norm: file.norm(&format!("{i}.output_norm"), hidden)?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(Bert {
+            word: Words::Rows(RwLock::new(words)),
+            position: table(&mut file, POSITION, config.max_position_embeddings)?,
+            token_type: table(&mut file, TOKEN_TYPE, config.type_vocab_size)?,
+            norm: file.norm("norm", hidden)?,
+            layers,
+        })
+    }
+
+    fn norms(&self) -> Vec<(String, &LayerNorm)> {
+        let mut out = vec![("norm".to_string(), &self.norm)];
+        for (i, l) in self.layers.iter().enumerate() {
+            out.push((format!("{i}.attention_norm"), &l.attention_norm));
+            out.push((format!("{i}.output_norm"), &l.output_norm));
+        }
+        out
+    }
+
+    fn denses(&self) -> Vec<(String, &Dense)> {
+        self.layers
+            .iter()
+            .enumerate()
+            .flat_map(|(i, l)| {
+                [
+                    (format!("{i}.qkv"), &l.qkv),
+                    (format!("{i}.attention_out"), &l.attention_out),
+                    (format!("{i}.intermediate"), &l.intermediate),
+                    (format!("{i}.output"), &l.output),
+                ]
+            })
+            .collect()
+    }
+}
+
+/// Reads the quantized file's tensors by name, each checked against the shape the config gives.
+struct GgufReader<'a> {
+    content: &'a gguf_file::Content,
+    reader: std::io::Cursor<&'a [u8]>,
+    eps: f64,
+}
+
+impl GgufReader<'_> {
+    fn tensor(&mut self, name: &str, shape: &[usize]) -> Result<QTensor> {
+        let t = self.content.tensor(&mut self.reader, name, &Device::Cpu)?;
+        if t.shape().dims() != shape {
+            candle_core::bail!("{name} has shape {:?}, the config says {shape:?}", t.shape().dims());
+        }
+        Ok(t)
+    }
+
+    fn float(&mut self, name: &str, shape: &[usize]) -> Result<Tensor> {
+        self.tensor(name, shape)?.dequantize(&Device::Cpu)
+    }
+
+    fn dense(&mut self, name: &str, rows: usize, cols: usize) -> Result<Dense> {
+        Ok(Dense {
+            weight: QMatMul::from_qtensor(self.tensor(&format!("{name}.weight"), &[rows, cols])?)?,
+            bias: self.float(&format!("{name}.bias"), &[rows])?,
+        })
+    }
+
+    fn norm(&mut self, name: &str, hidden: usize) -> Result<LayerNorm> {
+        Ok(LayerNorm::new(
+            self.float(&format!("{name}.weight"), &[hidden])?,
+            self.float(&format!("{name}.bias"), &[hidden])?,
+            self.eps,
+        ))
+    }
+}
+
+/// The rows of `ids` (batch, tokens) from a table of int8 rows: (batch, tokens, hidden), or an
+/// error naming the first row not loaded.
+fn gather(rows: &StaticTable, ids: &Tensor) -> Result<Tensor> {
+    let dims = ids.dims().to_vec();
+    let dimension = rows.rows.dimension as usize;
+    let ids = ids.flatten_all()?.to_vec1::<u32>()?;
+    let mut out = Vec::with_capacity(ids.len() * dimension);
+    for id in ids {
+        let Some((values, scale)) = rows.row(id) else {
+            candle_core::bail!("the model's word row {id} is not loaded; fetch the rows a text needs (modelRows) before embedding it");
+        };
+        out.extend(values.iter().map(|&v| v as f32 * scale));
+    }
+    let mut shape = dims;
+    shape.push(dimension);
+    Tensor::from_vec(out, shape, &Device::Cpu)
+}
+
 impl Layer {
     fn load(vb: VarBuilder, config: &Config) -> Result<Self> {
         let hidden = config.hidden_size;
@@ -102,18 +293,22 @@ impl Layer {
             Ok(((l.weight() * scale)?, (bias * scale)?))
         };
         let (q, k, v) = (part("query", scale)?, part("key", 1.0)?, part("value", 1.0)?);
-        let qkv = Linear::new(
+        let qkv = Dense::new(
             Tensor::cat(&[&q.0, &k.0, &v.0], 0)?,
-            Some(Tensor::cat(&[&q.1, &k.1, &v.1], 0)?),
+            Tensor::cat(&[&q.1, &k.1, &v.1], 0)?,
         );
+        let dense = |i: usize, o: usize, vb: VarBuilder| -> Result<Dense> {
+            let l = linear(i, o, vb)?;
+            Ok(Dense::new(l.weight().clone(), l.bias().expect("linear has a bias").clone()))
+        };
         Ok(Layer {
             qkv,
             heads,
-            attention_out: linear(hidden, hidden, a.pp("output").pp("dense"))?,
+            attention_out: dense(hidden, hidden, a.pp("output").pp("dense"))?,
             attention_norm: layer_norm(hidden, config.layer_norm_eps, a.pp("output").pp("LayerNorm"))?,
-            intermediate: linear(hidden, config.intermediate_size, vb.pp("intermediate").pp("dense"))?,
+            intermediate: dense(hidden, config.intermediate_size, vb.pp("intermediate").pp("dense"))?,
             activation: config.hidden_act,
-            output: linear(config.intermediate_size, hidden, vb.pp("output").pp("dense"))?,
+            output: dense(config.intermediate_size, hidden, vb.pp("output").pp("dense"))?,
             output_norm: layer_norm(hidden, config.layer_norm_eps, vb.pp("output").pp("LayerNorm"))?,
         })
     }

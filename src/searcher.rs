@@ -91,10 +91,14 @@ impl Searcher {
         self.reranker.as_ref().map(|(name, _)| name.as_str())
     }
 
-    /// Embeds a query with the loaded model (none without the `model` feature).
+    /// Embeds a query with the loaded model (none without the `model` feature, or when the
+    /// 8-bit model's word rows for the query are not all in: `model_rows_needed` says which).
     pub fn embed_query(&self, query: &str) -> Result<Option<Vec<f32>>> {
         #[cfg(feature = "model")]
-        return self.embedder.as_ref().map(|e| e.embed(query)).transpose();
+        return match &self.embedder {
+            Some(e) if e.missing_rows(query)?.is_empty() => e.embed(query).map(Some),
+            _ => Ok(None),
+        };
         #[cfg(not(feature = "model"))]
         {
             let _ = query;
@@ -129,6 +133,28 @@ impl Searcher {
         Arc::make_mut(table).add(row, bytes)
     }
 
+    /// The 8-bit model's word rows a search of `query` would embed with that are not loaded
+    /// yet: what a shell fetches (by range, from the `p/` beside the model) and adds with
+    /// `add_model_row` before searching. Empty when the model does not embed this search.
+    #[cfg(feature = "model")]
+    pub fn model_rows_needed(&self, query: &str, options: &SearchOptions) -> Result<Vec<RowRequest>> {
+        match &self.embedder {
+            Some(embedder) if options.mode != SearchMode::Lexical && self.has_vectors() && !self.wants_static(options) => {
+                embedder.missing_rows(&model_text(query, self.expansion(query, options).as_ref()))
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Adds one of the 8-bit model's word rows from its record's bytes.
+    #[cfg(feature = "model")]
+    pub fn add_model_row(&self, row: u32, bytes: &[u8]) -> Result<()> {
+        match &self.embedder {
+            Some(embedder) => embedder.add_row(row, bytes),
+            None => Err(Error::Model("no model is loaded; load it before its word rows".into())),
+        }
+    }
+
     /// Gives the static tier every row at once (native: read from the index's packs).
     pub fn set_statics(&mut self, table: StaticTable) {
         self.statics = Some(Arc::new(table));
@@ -159,11 +185,7 @@ impl Searcher {
     /// to search (no terms, and no word being typed to complete): it has no hits, so no encoder
     /// is run for it.
     fn prepare(&self, query: &str, options: &SearchOptions) -> Result<Prepared> {
-        let expanded = (options.fuzzy.is_on()
-            && options.mode != SearchMode::Lexical
-            && self.has_vectors()
-            && !self.wants_static(options))
-        .then(|| expand(&self.index.lexical, &self.index.analyzer(), query, options));
+        let expanded = self.expansion(query, options);
         let terms = self.index.analyzer().terms(query);
         let nothing = !options.prefix && terms.is_empty();
         if options.mode == SearchMode::Lexical || !self.has_vectors() || nothing {
@@ -185,11 +207,20 @@ impl Searcher {
                 .flatten()
                 .map(|v| (v, Encoder::Static))
         } else {
-            let corrected = expanded.as_ref().and_then(|e| e.corrected(query));
-            self.embed_query(corrected.as_deref().unwrap_or(query))?
+            self.embed_query(&model_text(query, expanded.as_ref()))?
                 .map(|v| (v, Encoder::Model))
         };
         Ok(Prepared { vector, expanded })
+    }
+
+    /// The query's expansion, made before the search when the model reads the query corrected
+    /// (`fuzzy`, a search by meaning, the model and not the static tier).
+    fn expansion(&self, query: &str, options: &SearchOptions) -> Option<Expanded> {
+        (options.fuzzy.is_on()
+            && options.mode != SearchMode::Lexical
+            && self.has_vectors()
+            && !self.wants_static(options))
+        .then(|| expand(&self.index.lexical, &self.index.analyzer(), query, options))
     }
 
     fn context<'a>(&'a self, prepared: &'a Prepared, options: &SearchOptions) -> QueryContext<'a> {
@@ -273,6 +304,13 @@ impl Searcher {
     }
 }
 
+/// The text the model reads for a query: with its typos corrected when it was expanded.
+fn model_text<'a>(query: &'a str, expanded: Option<&Expanded>) -> std::borrow::Cow<'a, str> {
+    expanded
+        .and_then(|e| e.corrected(query))
+        .map_or(std::borrow::Cow::Borrowed(query), std::borrow::Cow::Owned)
+}
+
 /// What a search prepares before it runs: the query's embedding and what made it, and its
 /// expansion when the encoders read a corrected query.
 #[derive(Default)]
@@ -307,11 +345,17 @@ pub fn load_checked_model(
             )));
         }
     }
+    // Checked before anything parses the weights: only the files written beside the index are
+    // ever read.
+    let sha = sha256_hex(&files.weights);
+    if sha != expected.web_weights_sha256 && sha != expected.source_weights_sha256 {
+        return Err(Error::Model(format!(
+            "this model does not match the index: the index was embedded with {} (weights sha256 {}), the weights given have sha256 {sha}; load the model files written beside the index",
+            expected.name, expected.web_weights_sha256
+        )));
+    }
     let embedder = Embedder::load(files)?;
-    let sha = embedder.weights_sha256();
-    if embedder.dimension() != expected.dimension as usize
-        || (sha != expected.web_weights_sha256 && sha != expected.source_weights_sha256)
-    {
+    if embedder.dimension() != expected.dimension as usize {
         return Err(Error::Model(format!(
             "this model does not match the index: the index was embedded with {} ({} dimensions, weights sha256 {}), the model given has {} dimensions and weights sha256 {sha}; load the model files written beside the index",
             expected.name,

@@ -213,6 +213,14 @@ impl SearchIndex {
         to_js(&self.searcher().static_rows_needed(&query, &options))
     }
 
+    /// The name of the model's weights file in the `model/` folder beside the index
+    /// (`model.gguf` for the 8-bit model), or undefined for an index without vectors.
+    #[wasm_bindgen(getter, js_name = modelWeightsFile)]
+    pub fn model_weights_file(&self) -> Option<String> {
+        let searcher = self.searcher();
+        searcher.index().vectors.as_ref().map(|v| v.model.web_weights_file.clone())
+    }
+
     /// Adds static row `row` from the bytes fetched for it, checking them.
     #[wasm_bindgen(js_name = addStaticRow)]
     pub fn add_static_row(
@@ -244,7 +252,8 @@ impl SearchIndex {
     ) -> Promise {
         let (slot, base_url) = (self.searcher.clone(), string(&base_url, "the model URL"));
         future_to_promise(async move {
-            let files = fetch_model(&base_url?, on_progress.as_ref()).await?;
+            let identity = slot.borrow().index().vectors.as_ref().map(|v| v.model.clone());
+            let files = fetch_model(&base_url?, identity.as_ref(), on_progress.as_ref()).await?;
             update(&slot, |s| s.load_model(files))?;
             Ok(JsValue::UNDEFINED)
         })
@@ -265,7 +274,7 @@ impl SearchIndex {
         );
         future_to_promise(async move {
             let base_url = base_url?;
-            let files = fetch_model(&base_url, on_progress.as_ref()).await?;
+            let files = fetch_model(&base_url, None, on_progress.as_ref()).await?;
             update(&slot, |s| s.load_reranker(&base_url, files))?;
             Ok(JsValue::UNDEFINED)
         })
@@ -301,6 +310,31 @@ impl SearchIndex {
     ) -> Result<(), JsError> {
         let files = model_files(&weights, &tokenizer, &config)?;
         update(&self.searcher, |s| s.load_model(files))
+    }
+
+    /// The 8-bit model's word rows a search of `query` embeds with that are not loaded yet:
+    /// fetch each (`length` bytes of `p/<pack>` in the model folder, from `offset`) and add it
+    /// with `addModelRow` before searching. Until they are in, the search answers as it would
+    /// without a model (hybrid lexically).
+    #[wasm_bindgen(js_name = modelRows, unchecked_return_type = "RowRequest[]")]
+    pub fn model_rows(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsError> {
+        let (query, options) = query_and_options(&query, options)?;
+        to_js(&self.searcher().model_rows_needed(&query, &options).map_err(js_error)?)
+    }
+
+    /// Adds one of the 8-bit model's word rows from the bytes fetched for it, checking them.
+    #[wasm_bindgen(js_name = addModelRow)]
+    pub fn add_model_row(
+        &self,
+        row: u32,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<(), JsError> {
+        let bytes = byte_array(&bytes, "the row")?;
+        self.searcher().add_model_row(row, &bytes).map_err(js_error)
     }
 
     /// Embeds a text with the loaded model (L2-normalized), e.g. to compare targets.
@@ -474,7 +508,28 @@ impl QueryEncoder {
         })
     }
 
-    /// Embeds a text (L2-normalized).
+    /// The 8-bit model's word rows `text` needs that are not loaded yet (see
+    /// `SearchIndex.modelRows`).
+    #[wasm_bindgen(unchecked_return_type = "RowRequest[]")]
+    pub fn rows(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    ) -> Result<JsValue, JsError> {
+        to_js(&self.embedder.missing_rows(&string(&text, "the text")?).map_err(js_error)?)
+    }
+
+    /// Adds one of the 8-bit model's word rows from the bytes fetched for it, checking them.
+    #[wasm_bindgen(js_name = addRow)]
+    pub fn add_row(
+        &self,
+        row: u32,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<(), JsError> {
+        let bytes = byte_array(&bytes, "the row")?;
+        self.embedder.add_row(row, &bytes).map_err(js_error)
+    }
+
+    /// Embeds a text (L2-normalized); an 8-bit model needs the text's `rows` added first.
     pub fn embed(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
@@ -553,18 +608,38 @@ fn model_files(weights: &JsValue, tokenizer: &JsValue, config: &JsValue) -> Resu
         weights: byte_array(weights, "the weights")?,
         tokenizer: byte_array(tokenizer, "the tokenizer")?,
         config: byte_array(config, "the config")?,
+        word_packs: Vec::new(),
     })
 }
 
-/// The three files of a model folder at `base`; `on_progress` follows the weights.
+/// The files of a model folder at `base`: `model.safetensors`, or the weights `index` (the
+/// model the index was embedded with) names, with an 8-bit model's every word row (this
+/// convenience loads the whole model, where `js/` fetches only a query's rows); `on_progress`
+/// follows the weights.
 #[cfg(feature = "model")]
-async fn fetch_model(base: &str, on_progress: Option<&Function>) -> Result<ModelFiles, JsError> {
+async fn fetch_model(
+    base: &str,
+    index: Option<&crate::index::vector::ModelIdentity>,
+    on_progress: Option<&Function>,
+) -> Result<ModelFiles, JsError> {
     let base = base.trim_end_matches('/');
     let url = |name: &str| format!("{base}/{name}");
+    let name = index.map_or(ModelFiles::WEIGHTS, |m| m.web_weights_file.as_str());
+    let weights = fetch_bytes(&url(name), on_progress).await?;
+    let mut word_packs = Vec::new();
+    // Only the index's own weights are parsed for where their rows are.
+    if index.is_some_and(|m| crate::embed::sha256_hex(&weights) == m.web_weights_sha256)
+        && crate::embed::is_quantized(&weights)
+    {
+        for pack in crate::embed::word_packs(&weights).map_err(js_error)? {
+            word_packs.push(fetch_bytes(&url(&format!("{}/{pack}", crate::fragment::PACK_DIR)), None).await?);
+        }
+    }
     Ok(ModelFiles {
         config: fetch_bytes(&url(ModelFiles::CONFIG), None).await?,
         tokenizer: fetch_bytes(&url(ModelFiles::TOKENIZER), None).await?,
-        weights: fetch_bytes(&url(ModelFiles::WEIGHTS), on_progress).await?,
+        weights,
+        word_packs,
     })
 }
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cairn::embed::{write_f16_weights, Embedder, ModelFiles};
+use cairn::embed::{quantize_model, write_f16_weights, Embedder, ModelFiles};
 use serde_json::Value;
 
 fn model_dir() -> PathBuf {
@@ -69,6 +69,7 @@ fn half_precision_weights_keep_the_embeddings() {
         weights: half_bytes,
         tokenizer: std::fs::read(dir.join("tokenizer.json")).unwrap(),
         config: std::fs::read(dir.join("config.json")).unwrap(),
+        ..Default::default()
     };
     let half = Embedder::load(files).unwrap();
     for text in [
@@ -79,6 +80,63 @@ fn half_precision_weights_keep_the_embeddings() {
         let c = cosine(&full.embed(text).unwrap(), &half.embed(text).unwrap());
         assert!(c >= 0.999, "{text}: f16 cosine {c}");
     }
+}
+
+#[test]
+fn the_eight_bit_model_keeps_the_embeddings_and_reads_only_the_rows_it_is_given() {
+    let dir = model_dir();
+    let source = ModelFiles::read_dir(&dir).unwrap();
+    let full = Embedder::load(source.clone()).unwrap();
+    let q8 = quantize_model(&source, candle_core::quantized::GgmlDType::Q8_0).unwrap();
+    // The same weights give the same bytes.
+    let again = quantize_model(&source, candle_core::quantized::GgmlDType::Q8_0).unwrap();
+    assert!(q8.weights == again.weights && q8.packs == again.packs);
+    let loaded = |packs: Vec<Vec<u8>>| {
+        Embedder::load(ModelFiles {
+            weights: q8.weights.clone(),
+            word_packs: packs,
+            ..source.clone()
+        })
+        .unwrap()
+    };
+    let whole = loaded(q8.packs.iter().map(|(_, b)| b.clone()).collect());
+    let reference: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference_embeddings.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for sentence in reference["sentences"].as_array().unwrap() {
+        let text = sentence["text"].as_str().unwrap();
+        let c = cosine(&full.embed(text).unwrap(), &whole.embed(text).unwrap());
+        assert!(c >= 0.99, "{text}: 8-bit cosine {c}");
+        assert!(whole.missing_rows(text).unwrap().is_empty());
+    }
+
+    // Without its packs, the model names the rows a text's tokens need (each once) and embeds
+    // the text once they, and only they, are added.
+    let sparse = loaded(Vec::new());
+    let text = "How do I install the wasm32 target with rustup? install install";
+    let need = sparse.missing_rows(text).unwrap();
+    let mut tokenizer = tokenizers::Tokenizer::from_bytes(&source.tokenizer).unwrap();
+    tokenizer.with_padding(None);
+    let mut ids = tokenizer.encode(text, true).unwrap().get_ids().to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(need.iter().map(|r| r.row).collect::<Vec<_>>(), ids);
+    assert!(sparse.embed(text).is_err());
+    for r in &need {
+        let pack = &q8.packs.iter().find(|(name, _)| *name == r.pack).unwrap().1;
+        let at = r.offset as usize;
+        sparse.add_row(r.row, &pack[at..at + r.length as usize]).unwrap();
+    }
+    assert!(sparse.missing_rows(text).unwrap().is_empty());
+    assert_eq!(sparse.embed(text).unwrap(), whole.embed(text).unwrap());
+    // A damaged row is refused and changes nothing.
+    let r = &sparse.missing_rows("zebra").unwrap()[0];
+    assert!(sparse.add_row(r.row, &[0u8; 10]).is_err());
+    assert_eq!(sparse.missing_rows("zebra").unwrap().len(), 1);
 }
 
 #[test]
@@ -100,7 +158,7 @@ fn hybrid_search_finds_meaning_without_shared_words() {
     assert!(status.success());
     for file in [
         "index.cairn",
-        "model/model.safetensors",
+        "model/model.gguf",
         "model/tokenizer.json",
         "model/config.json",
     ] {
@@ -174,6 +232,7 @@ fn a_model_that_does_not_match_the_index_is_refused() {
         weights,
         tokenizer: std::fs::read(model_dir().join("tokenizer.json")).unwrap(),
         config: std::fs::read(model_dir().join("config.json")).unwrap(),
+        ..Default::default()
     };
     // The same architecture with one weight changed: a different model as far as the index knows.
     let mut tensors = candle_core::safetensors::load(
@@ -194,10 +253,10 @@ fn a_model_that_does_not_match_the_index_is_refused() {
         .to_string();
     assert!(error.contains("does not match the index"), "{error}");
     assert!(!searcher.model_ready());
+    // The browser's model written beside the index (8-bit, its word rows under p/).
+    assert!(!out.path().join("model/model.safetensors").exists());
     searcher
-        .load_model(files(
-            std::fs::read(out.path().join("model/model.safetensors")).unwrap(),
-        ))
+        .load_model(ModelFiles::read_dir(&out.path().join("model")).unwrap())
         .unwrap();
     assert!(searcher.model_ready());
 }
@@ -391,10 +450,19 @@ fn shards_and_rebuilds_write_the_bytes_of_one_build() {
     args.extend(["--out", merged.to_str().unwrap(), "--model", model]);
     cairn(&args);
     assert!(bytes(&merged) == bytes(&whole), "merged shards differ from one build");
-    for name in ["model.safetensors", "tokenizer.json", "config.json"] {
-        let file = |d: &Path| std::fs::read(d.join("model").join(name)).unwrap();
-        assert!(file(&merged) == file(&whole), "{name}");
-    }
+    let files = |d: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<_> = walkdir::WalkDir::new(d.join("model"))
+            .sort_by_file_name()
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        files.sort();
+        files
+    };
+    let (merged_model, whole_model) = (files(&merged), files(&whole));
+    assert!(merged_model.len() > 3 && merged_model == whole_model, "the merged model differs");
 
     // A missing shard is an error that names what is there.
     let out = Command::new(env!("CARGO_BIN_EXE_cairn"))

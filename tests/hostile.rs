@@ -306,12 +306,12 @@ fn a_build_killed_at_any_moment_leaves_a_whole_index() {
     let sha = |dir: &Path| -> Vec<Vec<u8>> {
         [
             "index.cairn",
-            "model/model.safetensors",
+            "model/model.gguf",
             "model/tokenizer.json",
             "model/config.json",
         ]
         .iter()
-        .map(|f| std::fs::read(dir.join(f)).unwrap())
+        .map(|f| std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")))
         .collect()
     };
     let original = sha(index.path());

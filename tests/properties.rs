@@ -277,6 +277,7 @@ fn identity() -> ModelIdentity {
         dimension: DIM as u32,
         source_weights_sha256: String::new(),
         web_weights_sha256: String::new(),
+        web_weights_file: String::new(),
         config_sha256: String::new(),
         tokenizer_sha256: String::new(),
     }

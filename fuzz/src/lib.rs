@@ -43,6 +43,7 @@ fn identity() -> ModelIdentity {
         dimension: DIM as u32,
         source_weights_sha256: "0".repeat(64),
         web_weights_sha256: "0".repeat(64),
+        web_weights_file: "model.gguf".into(),
         config_sha256: "0".repeat(64),
         tokenizer_sha256: "0".repeat(64),
     }

@@ -164,7 +164,12 @@ pub fn save_packs(layout_packs: &[(String, Vec<u8>)], dir: &Path) -> Result<()> 
 /// Removes the packs of `dir/p/` that are not among `packs` (after the meta file or index that
 /// names them is in place).
 pub fn remove_stale(packs: &[(String, Vec<u8>)], dir: &Path) -> Result<()> {
-    let keep: std::collections::HashSet<&str> = packs.iter().map(|(n, _)| n.as_str()).collect();
+    remove_packs_but(packs.iter().map(|(n, _)| n.as_str()), dir)
+}
+
+/// Removes every file in `dir/p/` not named in `keep`.
+pub fn remove_packs_but<'a>(keep: impl IntoIterator<Item = &'a str>, dir: &Path) -> Result<()> {
+    let keep: std::collections::HashSet<&str> = keep.into_iter().collect();
     let Ok(entries) = std::fs::read_dir(dir.join(PACK_DIR)) else {
         return Ok(());
     };

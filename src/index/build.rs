@@ -69,7 +69,7 @@ pub struct Previous {
 
 impl Previous {
     pub fn of(index: &Index, identity: &ModelIdentity) -> Option<Self> {
-        let vectors = index.vectors.as_ref().filter(|v| v.model == *identity)?;
+        let vectors = index.vectors.as_ref().filter(|v| v.model.same_embeddings(identity))?;
         let dim = vectors.dimension();
         let flat = vectors.to_flat();
         let by_text = index

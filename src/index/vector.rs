@@ -25,12 +25,26 @@ pub struct ModelIdentity {
     pub dimension: u32,
     /// SHA-256 (hex) of the weights the index's embeddings were computed with.
     pub source_weights_sha256: String,
-    /// SHA-256 (hex) of the weights shipped beside the index for query embedding.
+    /// SHA-256 (hex) of the weights shipped beside the index for query embedding, and their
+    /// file's name in `model/` (`model.gguf`, the 8-bit model, or `model.safetensors`).
     pub web_weights_sha256: String,
+    pub web_weights_file: String,
     /// SHA-256 (hex) of the model's `config.json` and `tokenizer.json` (shipped as they are): a
     /// changed shape or vocabulary changes the embeddings as surely as changed weights.
     pub config_sha256: String,
     pub tokenizer_sha256: String,
+}
+
+impl ModelIdentity {
+    /// Whether an index of `other` has the vectors this model would give: the same model, the
+    /// same source weights, whatever the browser's copy of it is.
+    pub fn same_embeddings(&self, other: &ModelIdentity) -> bool {
+        self.name == other.name
+            && self.dimension == other.dimension
+            && self.source_weights_sha256 == other.source_weights_sha256
+            && self.config_sha256 == other.config_sha256
+            && self.tokenizer_sha256 == other.tokenizer_sha256
+    }
 }
 
 /// An embedding as an HNSW point.
@@ -542,6 +556,7 @@ mod tests {
             dimension: 20,
             source_weights_sha256: String::new(),
             web_weights_sha256: String::new(),
+            web_weights_file: String::new(),
             config_sha256: String::new(),
             tokenizer_sha256: String::new(),
         }

@@ -43,6 +43,23 @@ pub struct RowRequest {
 }
 
 impl StaticRows {
+    /// The directory of a table with a row for every one of `count` keys (the model's word
+    /// table: a row a token).
+    pub fn every(dimension: u32, count: u32, per_pack: u32, packs: Vec<String>) -> Self {
+        let mut present = vec![0xffu8; count.div_ceil(8) as usize];
+        if count % 8 != 0 {
+            if let Some(last) = present.last_mut() {
+                *last = (1u8 << (count % 8)) - 1;
+            }
+        }
+        StaticRows {
+            dimension,
+            present,
+            per_pack,
+            packs,
+        }
+    }
+
     /// How many rows there are.
     pub fn len(&self) -> usize {
         self.present.iter().map(|b| b.count_ones() as usize).sum()
@@ -151,6 +168,12 @@ impl StaticTable {
         })?;
         self.loaded.insert(row, (values, scale));
         Ok(())
+    }
+
+    /// Row `row` (by term) when it is loaded: its int8 values and scale.
+    pub fn row(&self, term: u32) -> Option<(&[i8], f32)> {
+        let (values, scale) = self.loaded.get(&self.row_of(term)?)?;
+        Some((values, *scale))
     }
 
     /// How many rows are loaded.

@@ -147,7 +147,7 @@ test("the main thread stays responsive while the model loads, and a second visit
     }).observe({ type: "longtask", buffered: true });
   });
   const modelRequests = [];
-  context.on("request", (r) => r.url().endsWith("/fixture-index/model/model.safetensors") && modelRequests.push(r.url()));
+  context.on("request", (r) => r.url().endsWith("/fixture-index/model/model.gguf") && modelRequests.push(r.url()));
   const { page } = await open(context, { index: "/fixture-index/index.cairn", model: "/fixture-index/model" });
   await page.waitForSelector("cairn-search[data-model]", { timeout: 120_000 });
   assert.equal(await page.getAttribute("cairn-search", "data-model"), "ready");

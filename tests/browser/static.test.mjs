@@ -19,7 +19,7 @@ before(async () => {
   const index = buildIndex([join(root, "tests/fixtures/docs")], ["--model", model]);
   const fragments = buildIndex([join(root, "tests/fixtures/docs")], ["--model", model, "--layout", "fragments"]);
   // The model's weights wait until a test releases them.
-  const alter = async (path, body) => (path.endsWith("model.safetensors") ? (await held, body) : body);
+  const alter = async (path, body) => (path.endsWith("model.gguf") ? (await held, body) : body);
   server = await serve(0, [["/site/", index], ["/fragments/", fragments]], { alter });
   base = `http://127.0.0.1:${server.address().port}`;
   browser = await launchChromium();
@@ -128,6 +128,55 @@ test("the search box answers by meaning before the model is in, and again with i
   const ids = await options.evaluateAll((lis) => lis.map((li) => li.dataset.id));
   const now = await page.locator('cairn-search li[aria-selected="true"]').getAttribute("data-id").catch(() => null);
   if (ids.includes(selected)) assert.equal(now, selected, "the reader's selected result lost its place");
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("with the 8-bit model in, a query fetches exactly the word rows its tokens need, once", async () => {
+  release();
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${base}/`);
+  const query = "where can I drink an espresso";
+  // What the model says the query needs, from a copy of the index and model in the full module.
+  const expected = await page.evaluate(async (query) => {
+    const full = await import("/pkg/web/cairn.js");
+    await full.default();
+    const get = async (path) => new Uint8Array(await (await fetch(`/site/${path}`)).arrayBuffer());
+    const index = full.SearchIndex.fromBytes(await get("index.cairn"));
+    index.loadModelFromBytes(await get(`model/${index.modelWeightsFile}`), await get("model/tokenizer.json"), await get("model/config.json"));
+    return index.modelRows(query, { mode: "semantic" });
+  }, query);
+  assert.ok(expected.length > 0);
+  const from = server.log.length;
+  const hits = await page.evaluate(async (query) => {
+    const { Cairn } = await import("/pkg/client.js");
+    let ready;
+    const model = new Promise((ok) => (ready = ok));
+    window.cairn = await Cairn.open({ index: "/site/index.cairn", model: "/site/model", onModelReady: ready });
+    await model;
+    return window.cairn.search(query, { mode: "semantic", limit: 5 });
+  }, query);
+  assert.ok(hits.length > 0);
+  assert.ok(hits.every((h) => h.signals.semantic?.encoder === "model"), JSON.stringify(hits.map((h) => h.signals)));
+  const log = server.log.slice(from);
+  assert.ok(!log.some((r) => r.path.endsWith("model.safetensors")), "the f16 weights were fetched");
+  const rowRequests = log.filter((r) => r.path.startsWith("/site/model/p/"));
+  assert.ok(rowRequests.every((r) => r.status === 206 && r.range), JSON.stringify(rowRequests));
+  const asked = rowRequests.map((r) => {
+    const [, start, end] = r.range.match(/^bytes=(\d+)-(\d+)$/);
+    return [r.path.split("/").pop(), Number(start), Number(end) + 1];
+  });
+  const wanted = expected.map((r) => [r.pack, r.offset, r.offset + r.length]);
+  assert.deepEqual(joined(asked), joined(wanted), "the word rows fetched are not the rows the query's tokens need");
+  const bytes = rowRequests.reduce((n, r) => n + r.bytes, 0);
+  console.log(`word rows for "${query}": ${expected.length} rows, ${rowRequests.length} requests, ${bytes} bytes`);
+
+  const again = server.log.length;
+  const repeat = await page.evaluate((query) => window.cairn.search(query, { mode: "semantic", limit: 5 }), query);
+  assert.deepEqual(repeat, hits);
+  assert.equal(server.log.slice(again).filter((r) => r.path.startsWith("/site/model/p/")).length, 0);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -16,6 +16,8 @@ const { SearchIndex } = require(join(root, "pkg/node/cairn.js"));
 const { fetchWithProgress, openIndex } = await import(pathToFileURL(join(root, "js/fetch.js")).href);
 
 let server, base, lexical, hybrid, modelFiles;
+/** The browser's model as `cairn index` writes it by default: 8-bit, its word rows apart. */
+const WEIGHTS = "model.gguf";
 
 /** Rejects unless `promise` settles within `ms`: a pending promise is a failure, not a stuck run. */
 function within(promise, ms = 20_000) {
@@ -43,7 +45,7 @@ before(async () => {
   const hybridDir = buildIndex([join(fixtures, "notes.txt")], ["--model", model]);
   lexical = readFileSync(join(lexicalDir, "index.cairn"));
   hybrid = readFileSync(join(hybridDir, "index.cairn"));
-  modelFiles = Object.fromEntries(["config.json", "tokenizer.json", "model.safetensors"].map((f) => [f, readFileSync(join(hybridDir, "model", f))]));
+  modelFiles = Object.fromEntries(["config.json", "tokenizer.json", WEIGHTS].map((f) => [f, readFileSync(join(hybridDir, "model", f))]));
   const files = { "index.cairn": hybrid, ...modelFiles };
   // /ok/<file>: the hybrid index and its model. /lying/<file>: the weights and the index say
   // Content-Length 3000000000, send 100 bytes and close. /short/<file>: 100000000, likewise.
@@ -53,12 +55,12 @@ before(async () => {
     const body = files[name];
     if (!body || !["ok", "lying", "short", "damaged"].includes(kind)) return res.writeHead(404).end();
     const lie = { lying: "3000000000", short: "100000000" }[kind];
-    if (lie && (name === "model.safetensors" || name === "index.cairn")) {
+    if (lie && (name === WEIGHTS || name === "index.cairn")) {
       res.writeHead(200, { "Content-Length": lie });
       res.write(body.subarray(0, 100));
       return setTimeout(() => res.socket.destroy(), 20);
     }
-    const sent = kind === "damaged" && name === "model.safetensors" ? Buffer.alloc(1000, 7) : body;
+    const sent = kind === "damaged" && name === WEIGHTS ? Buffer.alloc(1000, 7) : body;
     res.writeHead(200, { "Content-Length": sent.length }).end(sent);
   });
   await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
@@ -83,7 +85,7 @@ test("after any error the index keeps answering, and free() works", { timeout: 1
     ["a revoked Proxy as the weights", (i) => i.loadModelFromBytes(revoked(), revoked(), revoked()), /the weights must be a Uint8Array/],
     ["a vector that is a string", (i) => i.searchWithVector("stone", "abc"), /the vector must be a Float32Array/],
     ["a model that is not bytes", (i) => i.loadModelFromBytes(5, 5, 5), /the weights must be a Uint8Array/],
-    ["model bytes that are junk", (i) => i.loadModelFromBytes(new Uint8Array(8), modelFiles["tokenizer.json"], modelFiles["config.json"]), /model\.safetensors/],
+    ["model bytes that are junk", (i) => i.loadModelFromBytes(new Uint8Array(8), modelFiles["tokenizer.json"], modelFiles["config.json"]), /does not match the index/],
     ["a model URL that is not a string", (i) => i.loadModel({}), /the model URL must be a string/],
     ["a model that is not there", (i) => i.loadModel(`${base}/missing`), /HTTP 404/],
     ["a refused connection", (i) => i.loadModel("http://127.0.0.1:1/model"), /cannot fetch http:\/\/127\.0\.0\.1:1\/model\/config\.json/],
@@ -204,17 +206,17 @@ test("fetch.js caches a model only once it loaded, and fetches a stale cached on
     return { index: opened.index, event };
   };
   // A stale copy of the weights in the cache (the site has rebuilt its index since).
-  store.set(`${base}/ok/model.safetensors`, new Response(new Uint8Array(1000)));
+  store.set(`${base}/ok/${WEIGHTS}`, new Response(new Uint8Array(1000)));
   const first = await open("ok");
   assert.deepEqual(first.event, { event: "model", ready: true, fromCache: false });
   assert.equal(first.index.modelReady, true);
-  assert.equal((await store.get(`${base}/ok/model.safetensors`).clone().arrayBuffer()).byteLength, modelFiles["model.safetensors"].length);
+  assert.equal((await store.get(`${base}/ok/${WEIGHTS}`).clone().arrayBuffer()).byteLength, modelFiles[WEIGHTS].length);
   const second = await open("ok");
   assert.deepEqual(second.event, { event: "model", ready: true, fromCache: true });
   // Weights that do not load are reported and never cached.
   const damaged = await open("damaged");
   assert.equal(damaged.event.ready, false);
-  assert.match(damaged.event.error, /model\.safetensors/);
+  assert.match(damaged.event.error, /does not match the index/);
   assert.ok(![...store.keys()].some((url) => url.includes("/damaged/")), [...store.keys()].join(" "));
   assert.ok(damaged.index.search("stone").length > 0);
   for (const { index } of [first, second, damaged]) index.free();

@@ -12,12 +12,20 @@ import { buildIndex, cairn, cosine, evalDir, fixtures, model, root } from "./hel
 const require = createRequire(import.meta.url);
 const { SearchIndex } = require(join(root, "pkg/node/cairn.js"));
 
+/** The model written beside the index (8-bit: its word rows come with `addRows`). */
 function loadModel(index, dir) {
   index.loadModelFromBytes(
-    readFileSync(join(dir, "model.safetensors")),
+    readFileSync(join(dir, index.modelWeightsFile)),
     readFileSync(join(dir, "tokenizer.json")),
     readFileSync(join(dir, "config.json")),
   );
+}
+
+/** The word rows a search of `query` needs, read from the model folder's packs. */
+function addRows(index, dir, query, options) {
+  for (const r of index.modelRows(query, options)) {
+    index.addModelRow(r.row, readFileSync(join(dir, "p", r.pack)).subarray(r.offset, r.offset + r.length));
+  }
 }
 
 function cliBatch(indexDir, queriesFile, mode, limit) {
@@ -52,17 +60,27 @@ test("hybrid: the model in wasm agrees with the native one", () => {
   assert.throws(() => index.search("stone", { mode: "semantic" }), /model is not loaded yet/);
   loadModel(index, join(dir, "model"));
   assert.equal(index.modelReady, true);
+  assert.equal(index.modelWeightsFile, "model.gguf");
+  // The 8-bit model without the word rows of a query answers it lexically until they are in.
+  assert.throws(() => index.embed("stone trail markers"), /word row \d+ is not loaded/);
+  assert.equal(index.search("stone trail markers")[0].scoreKind, "bm25");
+  assert.ok(index.modelRows("stone trail markers").length > 0);
+  addRows(index, join(dir, "model"), "stone trail markers");
+  assert.deepEqual(index.modelRows("stone trail markers"), []);
+  assert.notEqual(index.search("stone trail markers")[0].scoreKind, "bm25");
 
-  // The same text, embedded natively and in wasm with the same (f16) weights.
+  // The same text, embedded natively and in wasm with the same (8-bit) weights.
   const reference = JSON.parse(readFileSync(join(root, "tests/data/reference_embeddings.json"), "utf8"));
   const texts = reference.sentences.map((s) => s.text);
   const native = cairn(["embed", "--model", dir, ...texts]).trim().split("\n").map((l) => JSON.parse(l));
   for (const [i, s] of reference.sentences.entries()) {
+    addRows(index, join(dir, "model"), s.text);
     const wasm = index.embed(s.text);
     assert.equal(wasm.length, 384);
     const c = cosine(wasm, native[i]);
     assert.ok(c >= 0.9999, `${s.text}: wasm vs native cosine ${c}`);
-    assert.ok(cosine(wasm, s.embedding) >= 0.999, `${s.text}: vs reference ${cosine(wasm, s.embedding)}`);
+    // The 8-bit model against the f32 reference implementation.
+    assert.ok(cosine(wasm, s.embedding) >= 0.99, `${s.text}: vs reference ${cosine(wasm, s.embedding)}`);
   }
 
   // Summaries chosen by meaning at build time: a few of the document's own sentences.
@@ -76,10 +94,11 @@ test("hybrid: the model in wasm agrees with the native one", () => {
   for (const q of ["stone trail markers", "espresso bars in Japan", "how do I build the index", "fusion of rankings"]) {
     for (const mode of ["hybrid", "semantic"]) {
       const cliHits = JSON.parse(cairn(["search", dir, q, "--json", "--mode", mode]));
+      addRows(index, join(dir, "model"), q, { mode });
       const hits = index.search(q, { mode });
       assert.deepEqual(hits.map((h) => h.id), cliHits.map((h) => h.id), `${mode}: ${q}`);
       // The int8 SIMD scan in wasm scores as the native lanes do (the query embeddings differ
-      // only by the f16 weights' rounding).
+      // only by rounding).
       if (mode === "semantic") hits.forEach((h, i) => assert.ok(Math.abs(h.score - cliHits[i].score) < 1e-4, `${q}: ${h.score} vs ${cliHits[i].score}`));
     }
   }
@@ -102,7 +121,7 @@ test("damaged indexes and wrong models are errors, not crashes", () => {
   const h = SearchIndex.fromBytes(readFileSync(join(hybrid, "index.cairn")));
   assert.throws(
     () => h.loadModelFromBytes(new Uint8Array(100), readFileSync(join(model, "tokenizer.json")), readFileSync(join(model, "config.json"))),
-    /model.safetensors cannot be read/,
+    /does not match the index/,
   );
   assert.ok(h.search("stone", { mode: "lexical" }).length > 0);
 });
