@@ -1,16 +1,18 @@
-// Query embedding in Chromium's wasm, in one run: cairn's model (the full module, the f16 web
-// weights of an index's model/ folder) beside transformers.js on its wasm backend
-// (onnxruntime-web, one thread as cairn's is) with 8-bit weights. Each query is embedded by
-// both in turn, tokenizing included; prints p50 and p95 of each, what each downloads, and the
-// cosine between their embeddings.
+// Query embedding in Chromium's wasm, in one run: cairn's model (the full module, the 8-bit web
+// model of an index's model/ folder, and the f16 one of a second index if given) beside
+// transformers.js on its wasm backend (onnxruntime-web, one thread as cairn's is) with 8-bit
+// weights. Each query is embedded by each in turn, tokenizing included (cairn's word rows are
+// loaded beforehand: `loadModel` loads them all); prints p50 and p95 of each, what each
+// downloads, and the cosine between cairn's 8-bit embeddings and the others'.
 //
-//   node bench/transformers-js.mjs TJS_DIR ONNX_DIR [INDEX_DIR]
+//   node bench/transformers-js.mjs TJS_DIR ONNX_DIR [INDEX_DIR [INDEX_F16_DIR]]
 //
 // TJS_DIR: a folder where `npm install @huggingface/transformers` ran (transformers.js is not a
 // dependency of cairn, and its models come from a hub this machine cannot reach). ONNX_DIR:
 // what bench/export_onnx.py wrote (its model_q8.onnx is the 8-bit model: MatMul weights in
 // 8 bits by onnxruntime's quantize_dynamic, as Optimum makes transformers.js's). INDEX_DIR: an
-// index built with the model (default www/index, the demo's).
+// index built with the model (default www/index, the demo's). INDEX_F16_DIR: the same index
+// built with --web-weights f16.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { tmpdir } from "node:os";
@@ -18,7 +20,7 @@ import { join, resolve } from "node:path";
 import { serve } from "../scripts/serve.mjs";
 import { launchChromium } from "../tests/node/helpers.mjs";
 
-const [tjsDir, onnxDir, indexArg] = process.argv.slice(2);
+const [tjsDir, onnxDir, indexArg, f16Arg] = process.argv.slice(2);
 if (!tjsDir || !onnxDir) throw new Error("usage: node bench/transformers-js.mjs TJS_DIR ONNX_DIR [INDEX_DIR]");
 const root = resolve(new URL("..", import.meta.url).pathname);
 const indexDir = resolve(indexArg ?? `${root}/www/index`);
@@ -51,9 +53,12 @@ const queries = ${JSON.stringify(queries)};
 const bytes = async (url) => new Uint8Array(await (await fetch(url)).arrayBuffer());
 try {
   await init();
-  const cairn = SearchIndex.fromBytes(await bytes("/index/index.cairn"));
-  cairn.loadModelFromBytes(await bytes("/index/model/model.safetensors"), await bytes("/index/model/tokenizer.json"),
-    await bytes("/index/model/config.json"));
+  const open = async (dir) => {
+    const index = SearchIndex.fromBytes(await bytes("/" + dir + "/index.cairn"));
+    await index.loadModel("/" + dir + "/model");
+    return index;
+  };
+  const cairn = { "cairn q8": await open("index"), ...(${Boolean(f16Arg)} ? { "cairn f16": await open("index16") } : {}) };
   env.localModelPath = "/models/";
   env.allowLocalModels = true;
   env.allowRemoteModels = false;
@@ -62,21 +67,25 @@ try {
   const tokenizer = await AutoTokenizer.from_pretrained("minilm");
   const model = await AutoModel.from_pretrained("minilm", { dtype: "q8", device: "wasm" });
   const tjs = async (q) => (await model(await tokenizer(q))).sentence_embedding.data;
-  const ms = { cairn: [], tjs: [] };
-  const cosines = [];
+  const encoders = Object.fromEntries(Object.entries(cairn).map(([name, index]) => [name, async (q) => index.embed(q)]));
+  encoders["transformers.js"] = tjs;
+  const ms = Object.fromEntries(Object.keys(encoders).map((name) => [name, []]));
+  const cosines = Object.fromEntries(Object.keys(encoders).map((name) => [name, []]));
   for (let round = 0; round < 12; round++) {
     for (const q of queries) {
-      let t = performance.now();
-      const a = cairn.embed(q);
-      const ta = performance.now() - t;
-      t = performance.now();
-      const b = await tjs(q);
-      const tb = performance.now() - t;
-      if (round >= 2) { ms.cairn.push(ta); ms.tjs.push(tb); } // two warm-up rounds
+      const got = {};
+      for (const [name, embed] of Object.entries(encoders)) {
+        const t = performance.now();
+        got[name] = await embed(q);
+        if (round >= 2) ms[name].push(performance.now() - t); // two warm-up rounds
+      }
       if (round === 0) {
-        let dot = 0, na = 0, nb = 0;
-        for (let i = 0; i < a.length; i++) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
-        cosines.push(dot / Math.sqrt(na * nb));
+        const a = got["cairn q8"];
+        for (const [name, b] of Object.entries(got)) {
+          let dot = 0, na = 0, nb = 0;
+          for (let i = 0; i < a.length; i++) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
+          cosines[name].push(dot / Math.sqrt(na * nb));
+        }
       }
     }
   }
@@ -92,6 +101,7 @@ const server = await serve(0, [
   ["/ort-common/", join(modules, "onnxruntime-common/dist/esm")],
   ["/models/", join(scratch, "models")],
   ["/index/", indexDir],
+  ...(f16Arg ? [["/index16/", resolve(f16Arg)]] : []),
   ["/bench/", scratch],
 ]);
 const browser = await launchChromium();
@@ -106,10 +116,12 @@ try {
   const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
   const ortWasm = join(modules, "onnxruntime-web/dist/ort-wasm-simd-threaded.jsep.wasm");
   console.log(`${queries.length} queries x 10 rounds after 2 warm-up rounds, Chromium ${browser.version()}, one thread each`);
-  console.log(`cairn (candle, f16 weights widened to f32): p50 ${pct(result.ms.cairn, 0.5).toFixed(1)} ms, p95 ${pct(result.ms.cairn, 0.95).toFixed(1)} ms`);
-  console.log(`transformers.js (onnxruntime-web wasm, 8-bit MatMul weights): p50 ${pct(result.ms.tjs, 0.5).toFixed(1)} ms, p95 ${pct(result.ms.tjs, 0.95).toFixed(1)} ms`);
-  console.log(`cosine between the two embeddings: min ${Math.min(...result.cosines).toFixed(4)}, mean ${(result.cosines.reduce((a, b) => a + b, 0) / result.cosines.length).toFixed(4)}`);
-  console.log(`downloads (gzip -9): cairn wasm ${mb(gz(join(root, "pkg/web/cairn_bg.wasm")))} + weights ${mb(gz(join(indexDir, "model/model.safetensors")))}; ` +
+  for (const [name, times] of Object.entries(result.ms)) {
+    const c = result.cosines[name];
+    console.log(`${name}: p50 ${pct(times, 0.5).toFixed(1)} ms, p95 ${pct(times, 0.95).toFixed(1)} ms; cosine to cairn q8 min ${Math.min(...c).toFixed(4)}, mean ${(c.reduce((a, b) => a + b, 0) / c.length).toFixed(4)}`);
+  }
+  console.log(`downloads (gzip -9): cairn wasm ${mb(gz(join(root, "pkg/web/cairn_bg.wasm")))} + 8-bit layers ${mb(gz(join(indexDir, "model/model.gguf")))} (+ 392 bytes a query token of word rows)` +
+    (f16Arg ? `, or + f16 weights ${mb(gz(join(resolve(f16Arg), "model/model.safetensors")))}` : "") + "; " +
     `onnxruntime-web wasm ${mb(gz(ortWasm))} + transformers.js ${mb(gz(join(modules, "@huggingface/transformers/dist/transformers.web.js")))} + weights ${mb(gz(join(model, "onnx/model_quantized.onnx")))} (${mb(statSync(join(model, "onnx/model_quantized.onnx")).size)} raw; the word embeddings stay f32 in this export)`);
 } finally {
   await browser.close();

@@ -166,8 +166,6 @@ enum WebWeights {
     /// The linear layers in q8_0, the word table as int8 rows fetched by token (about 12 MB
     /// before gzip, a query's rows a few kilobytes).
     Q8,
-    /// The linear layers in q4_0, the rest as q8.
-    Q4,
     F16,
     F32,
 }
@@ -612,12 +610,10 @@ fn write_web_model(
     out: &Path,
     precision: WebWeights,
 ) -> Result<(String, &'static str)> {
-    use candle_core::quantized::GgmlDType;
     std::fs::create_dir_all(out)?;
     let (name, written) = match precision {
-        WebWeights::Q8 | WebWeights::Q4 => {
-            let linear = if precision == WebWeights::Q8 { GgmlDType::Q8_0 } else { GgmlDType::Q4_0 };
-            let model = embed::quantize_model(source, linear)?;
+        WebWeights::Q8 => {
+            let model = embed::quantize_model(source)?;
             fragment::write::save_packs(&model.packs, out)?;
             (ModelFiles::QUANTIZED, model.weights)
         }

@@ -440,7 +440,7 @@ pub fn write_f16_weights(weights: &[u8], out: &std::path::Path) -> Result<()> {
 }
 
 /// The 8-bit model for the browser, made from f32 weights: the encoder with its linear layers in
-/// `linear` (q8_0) as GGUF (`weights`), and the word-embedding table as int8 rows with a scale
+/// q8_0 as GGUF (`weights`), and the word-embedding table as int8 rows with a scale
 /// each, in packs of about a megabyte (`packs`, named by content, for `p/`), which the GGUF's
 /// metadata lists. The same weights give the same bytes.
 #[cfg(not(target_arch = "wasm32"))]
@@ -450,10 +450,7 @@ pub struct QuantizedModel {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-pub fn quantize_model(
-    source: &ModelFiles,
-    linear: candle_core::quantized::GgmlDType,
-) -> Result<QuantizedModel> {
+pub fn quantize_model(source: &ModelFiles) -> Result<QuantizedModel> {
     use candle_core::quantized::gguf_file::{self, Value};
     let config: Config = serde_json::from_slice(&source.config)
         .map_err(|e| Error::Model(format!("config.json is not a BERT config: {e}")))?;
@@ -475,7 +472,7 @@ pub fn quantize_model(
     let values = table.embeddings().flatten_all()?.to_vec1::<f32>()?;
     let ids: Vec<u32> = (0..count as u32).collect();
     let (rows, packs) = crate::statics::write(dimension, count, &ids, &values);
-    let tensors = bert.to_gguf(linear)?;
+    let tensors = bert.to_gguf()?;
     let metadata = [
         (WORDS_DIMENSION, Value::U32(dimension as u32)),
         (WORDS_COUNT, Value::U32(count as u32)),

@@ -11,14 +11,17 @@
 //! On med's chunks this took the native build from 19.1 to 21.4 chunks a second
 //! (`docs/benchmarks.md`).
 //!
-//! The same encoder runs quantized for the browser (`to_gguf`, `from_gguf`): the linear layers'
-//! weights in q8_0 (candle's `QMatMul`, whose kernels quantize the activations to q8_0 too),
-//! everything else as it was, and the word-embedding table not in the file at all but in rows
-//! (`Words::Rows`) that a browser fetches by token as queries need them.
+//! The same encoder ships quantized for the browser (`to_gguf`, `from_gguf`): the linear layers'
+//! weights in q8_0 (blocks of 32 int8 values with a scale each), everything else as it was, and
+//! the word-embedding table not in the file at all but in rows (`Words::Rows`) that a browser
+//! fetches by token as queries need them. The weights are widened to f32 when they load and run
+//! through the same f32 products as the full model: candle's q8_0 × q8_0 kernels were no faster
+//! in wasm (11.6 against 11.5 ms a query, `docs/benchmarks.md`), and their rounding of the
+//! activations differs by target, where the f32 products give both targets the same rankings.
 
 use std::sync::RwLock;
 
-use candle_core::quantized::{gguf_file, GgmlDType, QMatMul, QTensor};
+use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
 use candle_core::{CpuStorage, CustomOp1, DType, Device, Layout, Module, Shape, Tensor};
 use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
@@ -42,22 +45,23 @@ pub(crate) enum Words {
     Rows(RwLock<StaticTable>),
 }
 
-/// A linear layer: y = x·Wᵀ + b, with W in f32 or quantized.
+/// A linear layer: y = x·Wᵀ + b.
 struct Dense {
-    weight: QMatMul,
+    weight: Tensor,
     bias: Tensor,
 }
 
 impl Dense {
     fn new(weight: Tensor, bias: Tensor) -> Self {
-        Dense {
-            weight: QMatMul::Tensor(weight),
-            bias,
-        }
+        Dense { weight, bias }
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.apply(&self.weight)?.broadcast_add(&self.bias)
+        let y = match *x.dims() {
+            [batch, _, _] => x.matmul(&self.weight.broadcast_left(batch)?.t()?)?,
+            _ => x.matmul(&self.weight.t()?)?,
+        };
+        y.broadcast_add(&self.bias)
     }
 }
 
@@ -133,10 +137,10 @@ const TOKEN_TYPE: &str = "token_type";
 
 impl Bert {
     /// The encoder's tensors for the quantized file, by the names `from_gguf` reads: each linear
-    /// layer's weight as `linear` (q8_0 for the browser), the position table in f16, every other
-    /// tensor (biases, LayerNorms, the token-type table) in f32. Not the word table: its rows
-    /// are written apart. The encoder must have been loaded with f32 weights.
-    pub fn to_gguf(&self, linear: GgmlDType) -> Result<Vec<(String, QTensor)>> {
+    /// layer's weight in q8_0, the position table in f16, every other tensor (biases,
+    /// LayerNorms, the token-type table) in f32. Not the word table: its rows are written
+    /// apart. The encoder must have been loaded with f32 weights.
+    pub fn to_gguf(&self) -> Result<Vec<(String, QTensor)>> {
         let mut out = Vec::new();
         let mut put = |name: String, t: &Tensor, dtype: GgmlDType| -> Result<()> {
             out.push((name, QTensor::quantize(t, dtype)?));
@@ -150,10 +154,7 @@ impl Bert {
             put(format!("{name}.bias"), bias, GgmlDType::F32)?;
         }
         for (name, dense) in self.denses() {
-            let QMatMul::Tensor(weight) = &dense.weight else {
-                candle_core::bail!("{name} is quantized already; write the file from the f32 weights");
-            };
-            put(format!("{name}.weight"), weight, linear)?;
+            put(format!("{name}.weight"), &dense.weight, GgmlDType::Q8_0)?;
             put(format!("{name}.bias"), &dense.bias, GgmlDType::F32)?;
         }
         Ok(out)
@@ -246,7 +247,7 @@ impl GgufReader<'_> {
 
     fn dense(&mut self, name: &str, rows: usize, cols: usize) -> Result<Dense> {
         Ok(Dense {
-            weight: QMatMul::from_qtensor(self.tensor(&format!("{name}.weight"), &[rows, cols])?)?,
+            weight: self.float(&format!("{name}.weight"), &[rows, cols])?,
             bias: self.float(&format!("{name}.bias"), &[rows])?,
         })
     }

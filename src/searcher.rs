@@ -106,6 +106,16 @@ impl Searcher {
         }
     }
 
+    /// Embeds a text with the loaded model: an error without one, or when the 8-bit model's
+    /// word rows for it are not all in.
+    #[cfg(feature = "model")]
+    pub fn embed_text(&self, text: &str) -> Result<Vec<f32>> {
+        match &self.embedder {
+            Some(embedder) => embedder.embed(text),
+            None => Err(Error::Model("no model is loaded; call loadModel first".into())),
+        }
+    }
+
     /// The static tier, when the index has one.
     pub fn statics(&self) -> Option<&StaticTable> {
         self.statics.as_deref()

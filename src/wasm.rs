@@ -344,9 +344,8 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
     ) -> Result<Vec<f32>, JsError> {
         self.searcher()
-            .embed_query(&string(&text, "the text")?)
-            .map_err(js_error)?
-            .ok_or_else(|| js_error("no model is loaded; call loadModel first"))
+            .embed_text(&string(&text, "the text")?)
+            .map_err(js_error)
     }
 }
 
@@ -625,6 +624,8 @@ async fn fetch_model(
     let base = base.trim_end_matches('/');
     let url = |name: &str| format!("{base}/{name}");
     let name = index.map_or(ModelFiles::WEIGHTS, |m| m.web_weights_file.as_str());
+    let config = fetch_bytes(&url(ModelFiles::CONFIG), None).await?;
+    let tokenizer = fetch_bytes(&url(ModelFiles::TOKENIZER), None).await?;
     let weights = fetch_bytes(&url(name), on_progress).await?;
     let mut word_packs = Vec::new();
     // Only the index's own weights are parsed for where their rows are.
@@ -636,8 +637,8 @@ async fn fetch_model(
         }
     }
     Ok(ModelFiles {
-        config: fetch_bytes(&url(ModelFiles::CONFIG), None).await?,
-        tokenizer: fetch_bytes(&url(ModelFiles::TOKENIZER), None).await?,
+        config,
+        tokenizer,
         weights,
         word_packs,
     })

@@ -87,9 +87,9 @@ fn the_eight_bit_model_keeps_the_embeddings_and_reads_only_the_rows_it_is_given(
     let dir = model_dir();
     let source = ModelFiles::read_dir(&dir).unwrap();
     let full = Embedder::load(source.clone()).unwrap();
-    let q8 = quantize_model(&source, candle_core::quantized::GgmlDType::Q8_0).unwrap();
+    let q8 = quantize_model(&source).unwrap();
     // The same weights give the same bytes.
-    let again = quantize_model(&source, candle_core::quantized::GgmlDType::Q8_0).unwrap();
+    let again = quantize_model(&source).unwrap();
     assert!(q8.weights == again.weights && q8.packs == again.packs);
     let loaded = |packs: Vec<Vec<u8>>| {
         Embedder::load(ModelFiles {

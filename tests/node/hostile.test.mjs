@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -46,12 +46,14 @@ before(async () => {
   lexical = readFileSync(join(lexicalDir, "index.cairn"));
   hybrid = readFileSync(join(hybridDir, "index.cairn"));
   modelFiles = Object.fromEntries(["config.json", "tokenizer.json", WEIGHTS].map((f) => [f, readFileSync(join(hybridDir, "model", f))]));
-  const files = { "index.cairn": hybrid, ...modelFiles };
+  const packs = readdirSync(join(hybridDir, "model/p")).map((f) => [`p/${f}`, readFileSync(join(hybridDir, "model/p", f))]);
+  const files = { "index.cairn": hybrid, ...modelFiles, ...Object.fromEntries(packs) };
   // /ok/<file>: the hybrid index and its model. /lying/<file>: the weights and the index say
   // Content-Length 3000000000, send 100 bytes and close. /short/<file>: 100000000, likewise.
   // /damaged/<file>: the weights are junk. Anything else: 404.
   server = createServer((req, res) => {
-    const [, kind, name] = req.url.split("/");
+    const [, kind, ...path] = req.url.split("/");
+    const name = path.join("/");
     const body = files[name];
     if (!body || !["ok", "lying", "short", "damaged"].includes(kind)) return res.writeHead(404).end();
     const lie = { lying: "3000000000", short: "100000000" }[kind];
@@ -91,7 +93,7 @@ test("after any error the index keeps answering, and free() works", { timeout: 1
     ["a refused connection", (i) => i.loadModel("http://127.0.0.1:1/model"), /cannot fetch http:\/\/127\.0\.0\.1:1\/model\/config\.json/],
     ["a 3 GB Content-Length on the weights", (i) => i.loadModel(`${base}/lying`), /Content-Length says 3000000000 bytes, over the 1 GiB/],
     ["a download that breaks off", (i) => i.loadModel(`${base}/short`), /broke off after \d+ bytes/],
-    ["damaged weights", (i) => i.loadModel(`${base}/damaged`), /model\.safetensors/],
+    ["damaged weights", (i) => i.loadModel(`${base}/damaged`), /does not match the index/],
   ];
   const shared = SearchIndex.fromBytes(hybrid);
   const before = shared.search("stone", { mode: "lexical" }).map((h) => h.id);

@@ -98,7 +98,7 @@ test("hybrid: the model in wasm agrees with the native one", () => {
       const hits = index.search(q, { mode });
       assert.deepEqual(hits.map((h) => h.id), cliHits.map((h) => h.id), `${mode}: ${q}`);
       // The int8 SIMD scan in wasm scores as the native lanes do (the query embeddings differ
-      // only by rounding).
+      // only by f32 rounding).
       if (mode === "semantic") hits.forEach((h, i) => assert.ok(Math.abs(h.score - cliHits[i].score) < 1e-4, `${q}: ${h.score} vs ${cliHits[i].score}`));
     }
   }
