@@ -603,7 +603,8 @@ fn add_matches(
 /// For hits with no query term in them (found by meaning), the sentence closest in meaning to
 /// the query. The model reads one batch per search, of at most `limits::SENTENCE_BUDGET_CHARS`
 /// (each sentence cut at `limits::SENTENCE_CHARS`), filled from the best-ranked such hits; a
-/// hit past that budget keeps its first sentence. So highlighting costs at most about one model
+/// hit past that budget (or, with the 8-bit model in a browser, one whose sentences need word
+/// rows not fetched yet) keeps its first sentence. So highlighting costs at most about one model
 /// call, whatever the limit.
 #[cfg(feature = "model")]
 fn closest_sentences(
@@ -631,6 +632,11 @@ fn closest_sentences(
             .iter()
             .map(|r| highlight::truncate_chars(&text[r.clone()], limits::SENTENCE_CHARS))
             .collect();
+        // The 8-bit model in a browser holds only the word rows fetched so far: a hit whose
+        // sentences need others keeps its first sentence.
+        if !these.iter().all(|s| embedder.missing_rows(s).is_ok_and(|m| m.is_empty())) {
+            continue;
+        }
         let widest = these
             .iter()
             .map(|s| s.chars().count())
