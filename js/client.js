@@ -7,7 +7,8 @@
 // The index answers lexical queries as soon as it is open, from the lean core module; the full
 // module and the model load in the background (progress through onProgress, then
 // onModelReady), and hybrid answers start when they are in.
-import { openIndex, prepareQuery, prepareRerank, webModules } from "./fetch.js";
+// The loader (fetch.js) runs where the index does: in the worker, or imported here only on the
+// main-thread path, so a page with a worker does not download it twice.
 
 /**
  * `url` (a hit's citation.url: indexed data) resolved against `base`, if it is safe to follow:
@@ -74,6 +75,7 @@ export class Cairn {
       cairn.#close = () => worker.terminate();
       cairn.mode = "worker";
     } else {
+      const { openIndex, prepareQuery, prepareRerank, webModules } = await import("./fetch.js");
       let opened = null;
       cairn.#call = async (method, ...args) => {
         if (method === "fragmentStats") return opened.index.stats ?? opened.rows?.stats ?? null;

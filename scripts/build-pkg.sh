@@ -21,6 +21,11 @@ rm -f pkg/web-core/.gitignore pkg/web-core/README.md
 # Function names serve only stack traces: a tenth of each module.
 node scripts/strip-names.mjs pkg/web/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
 cp js/*.js js/*.d.ts pkg/
+# What a page downloads is minified (esbuild, each file alone: imports and exports stay as they
+# are): 10 kB less gzip than the readable sources in js/. Bundlers and Node minify their own.
+for f in pkg/client.js pkg/worker.js pkg/fetch.js pkg/fragments.js pkg/element.js pkg/web/cairn.js pkg/web-core/cairn.js; do
+  npx esbuild "$f" --minify --log-level=warning --outfile="$f" --allow-overwrite
+done
 version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
 cat > pkg/package.json <<JSON
 {

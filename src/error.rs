@@ -33,3 +33,17 @@ impl From<candle_core::Error> for Error {
         Error::Model(format!("embedding model error: {e}"))
     }
 }
+
+/// A number for a message, as JavaScript writes it (`NaN`, `Infinity`, the shortest digits that
+/// read back as the same value): serde_json's printer, which the results already link, so the
+/// wasm core carries no second float formatter (core's `Display` of floats is about 8 kB gzip).
+pub fn number<T: serde::Serialize + Into<f64> + Copy>(x: T) -> String {
+    let wide: f64 = x.into();
+    match wide {
+        _ if wide.is_nan() => "NaN".into(),
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        _ if wide.fract() == 0.0 && wide.abs() < 1e15 => (wide as i64).to_string(),
+        _ => serde_json::to_string(&x).unwrap_or_default(),
+    }
+}

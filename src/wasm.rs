@@ -656,16 +656,6 @@ fn type_of(value: &JsValue) -> String {
     }
 }
 
-/// A number as JavaScript writes it (`NaN`, `Infinity`).
-fn js_number(n: f64) -> String {
-    match n {
-        _ if n.is_nan() => "NaN".into(),
-        f64::INFINITY => "Infinity".into(),
-        f64::NEG_INFINITY => "-Infinity".into(),
-        _ => n.to_string(),
-    }
-}
-
 /// A search's query and `SearchOptions`, checked.
 fn query_and_options(query: &JsValue, options: Option<JsValue>) -> Result<(String, SearchOptions), JsError> {
     Ok((string(query, "the query")?, parse_options(options)?))
@@ -715,7 +705,7 @@ fn float_array(value: &JsValue) -> Result<Vec<f32>, JsError> {
     match vector.iter().position(|n| !n.is_finite()) {
         Some(i) => Err(js_error(format!(
             "the vector must hold finite numbers (as f32); number {i} is {}",
-            js_number(vector[i].into())
+            crate::error::number(f64::from(vector[i]))
         ))),
         None => Ok(vector),
     }
@@ -755,7 +745,7 @@ fn check_plain(value: &JsValue, path: &str, depth: u32) -> Result<(), String> {
         if !n.is_finite() {
             return Err(format!(
                 "{path} must be a finite number, not {}",
-                js_number(n)
+                crate::error::number(n)
             ));
         }
     } else if value.is_function() || value.is_symbol() || value.is_bigint() {

@@ -413,12 +413,12 @@ pub(crate) fn validate(options: &SearchOptions) -> Result<()> {
         return bad("now must be a finite number of milliseconds since 1970".into());
     }
     if !(options.rrf_k.is_finite() && options.rrf_k >= 0.0) {
-        return bad(format!("rrfK must be a number >= 0, not {}", options.rrf_k));
+        return bad(format!("rrfK must be a number >= 0, not {}", crate::error::number(options.rrf_k)));
     }
     if !(0.0..=1.0).contains(&options.semantic_weight) {
         return bad(format!(
             "semanticWeight must be between 0 and 1, not {}",
-            options.semantic_weight
+            crate::error::number(options.semantic_weight)
         ));
     }
     if !(1..=2).contains(&options.related_hops) {
@@ -430,13 +430,13 @@ pub(crate) fn validate(options: &SearchOptions) -> Result<()> {
     if !(options.recency_weight.is_finite() && options.recency_weight >= 0.0) {
         return bad(format!(
             "recencyWeight must be a number >= 0, not {}",
-            options.recency_weight
+            crate::error::number(options.recency_weight)
         ));
     }
     if !(options.recency_half_life_days.is_finite() && options.recency_half_life_days > 0.0) {
         return bad(format!(
             "recencyHalfLifeDays must be a number > 0, not {}",
-            options.recency_half_life_days
+            crate::error::number(options.recency_half_life_days)
         ));
     }
     Ok(())
