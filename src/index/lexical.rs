@@ -47,13 +47,10 @@ pub struct LexicalIndex {
     /// Length of every chunk in terms.
     pub(crate) chunk_lengths: Vec<u32>,
     pub(crate) average_length: f32,
-    /// Every indexed word (folded, unstemmed), sorted, and the term each one is indexed as.
+    /// Every indexed word (folded, unstemmed), sorted by bytes, and the term each one is
+    /// indexed as: prefix ranges and Levenshtein automata run on them (`words_matching`).
     pub(crate) words: Vec<String>,
     pub(crate) word_terms: Vec<u32>,
-    /// `words` as an FST (word → position), built on first use: prefix ranges and Levenshtein
-    /// automata run on it.
-    #[serde(skip)]
-    word_set: std::sync::OnceLock<fst::Map<Vec<u8>>>,
     /// Which document each chunk belongs to, and the documents' lengths: derived from the
     /// index's chunks when the index is built or read, not stored twice.
     #[serde(skip)]
@@ -161,7 +158,6 @@ impl LexicalIndex {
             chunk_lengths,
             words: Vec::new(),
             word_terms: Vec::new(),
-            word_set: Default::default(),
             documents,
             frequencies: Vec::new(),
         }
@@ -179,7 +175,6 @@ impl LexicalIndex {
                 self.word_terms.push(t as u32);
             }
         }
-        self.word_set = Default::default();
     }
 
     /// The position of an analyzed term, if the index has it.
@@ -202,22 +197,57 @@ impl LexicalIndex {
         }
     }
 
-    /// The indexed words as an FST (word → position in `words`).
-    pub fn word_set(&self) -> &fst::Map<Vec<u8>> {
-        self.word_set.get_or_init(|| {
-            fst::Map::from_iter(
-                self.words
-                    .iter()
-                    .enumerate()
-                    .map(|(i, w)| (w.as_bytes(), i as u64)),
-            )
-            .expect("words are validated sorted and unique")
-        })
+    /// The positions in `words` of the words `automaton` matches, ascending. The sorted words
+    /// are walked as the trie they spell: each word runs the automaton only past the prefix it
+    /// shares with the word before, and a prefix the automaton can no longer match skips every
+    /// word that starts with it (a binary search). This is what an FST of the words would do,
+    /// without building one at load (fst's builder also links a 16 kB CRC-32C table).
+    pub fn words_matching<A: fst::Automaton>(&self, automaton: &A) -> Vec<usize> {
+        let mut found = Vec::new();
+        // states[i]: the automaton's state after the first i bytes of `prefix`.
+        let mut states = vec![automaton.start()];
+        let mut prefix: &[u8] = b"";
+        let mut i = 0;
+        while i < self.words.len() {
+            let word = self.words[i].as_bytes();
+            let shared = prefix.iter().zip(word).take_while(|(a, b)| a == b).count();
+            states.truncate(shared + 1);
+            let mut dead = None;
+            for (at, &byte) in word.iter().enumerate().skip(shared) {
+                let next = automaton.accept(&states[at], byte);
+                if !automaton.can_match(&next) {
+                    dead = Some(at + 1);
+                    break;
+                }
+                states.push(next);
+            }
+            match dead {
+                Some(length) => {
+                    let hopeless = &word[..length];
+                    i += self.words[i..].partition_point(|w| w.as_bytes().starts_with(hopeless));
+                    prefix = &word[..length - 1];
+                }
+                None => {
+                    if automaton.is_match(&states[word.len()]) {
+                        found.push(i);
+                    }
+                    prefix = word;
+                    i += 1;
+                }
+            }
+        }
+        found
     }
 
-    /// The term word `position` of `word_set` is indexed as.
-    pub fn term_of_word(&self, position: u64) -> u32 {
-        self.word_terms[position as usize]
+    /// The positions in `words` of the words that start with `typed`, ascending.
+    pub fn words_starting(&self, typed: &str) -> std::ops::Range<usize> {
+        let start = self.words.partition_point(|w| w.as_str() < typed);
+        start..start + self.words[start..].partition_point(|w| w.starts_with(typed))
+    }
+
+    /// The term word `position` of `words` is indexed as.
+    pub fn term_of_word(&self, position: usize) -> u32 {
+        self.word_terms[position]
     }
 
     /// Gives an index read from a file its chunk → document table (`of_chunk[c]`: the document of
@@ -264,7 +294,6 @@ impl LexicalIndex {
             average_length,
             words,
             word_terms,
-            word_set: Default::default(),
             documents,
             frequencies,
         }
@@ -483,6 +512,49 @@ mod tests {
 
     fn query(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
+    }
+
+    /// The trie walk over the sorted words finds what running the automaton over each word
+    /// finds, for prefixes and typo distances 1 and 2, on words with shared prefixes, accents
+    /// and multi-byte characters.
+    #[test]
+    fn words_matching_is_the_automaton_run_on_every_word() {
+        use fst::Automaton;
+        let mut words: Vec<String> = Vec::new();
+        let mut seed = 7u64;
+        let alphabet = ["a", "b", "c", "d", "e", "é", "ß", "東", "ab", "ca"];
+        for _ in 0..3000 {
+            let mut word = String::new();
+            let mut n = seed % 9 + 1;
+            while n > 0 {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                word.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
+                n -= 1;
+            }
+            words.push(word);
+        }
+        words.sort();
+        words.dedup();
+        let mut index = LexicalIndex::build(Bm25Params::default(), chunks(&[(0, "x")]));
+        index.terms = vec!["x".into()];
+        index.words = words.clone();
+        index.word_terms = vec![0; words.len()];
+        let run = |a: &fst::automaton::Levenshtein, w: &str| {
+            let mut state = a.start();
+            for &b in w.as_bytes() {
+                state = a.accept(&state, b);
+            }
+            a.is_match(&state)
+        };
+        for probe in ["abc", "cab", "éa", "東b", "ddd", "a"] {
+            for distance in 1..=2 {
+                let automaton = fst::automaton::Levenshtein::new(probe, distance).unwrap();
+                let brute: Vec<usize> = (0..words.len()).filter(|&i| run(&automaton, &words[i])).collect();
+                assert_eq!(index.words_matching(&automaton), brute, "{probe} within {distance}");
+            }
+            let prefixed: Vec<usize> = (0..words.len()).filter(|&i| words[i].starts_with(probe)).collect();
+            assert_eq!(index.words_starting(probe).collect::<Vec<_>>(), prefixed, "{probe}");
+        }
     }
 
     #[test]

@@ -12,8 +12,7 @@
 
 use std::ops::Range;
 
-use fst::automaton::{Levenshtein, Str};
-use fst::{Automaton, IntoStreamer, Streamer};
+use fst::automaton::Levenshtein;
 
 use crate::analyze::Analyzer;
 use crate::hit::{Expansion, ExpansionKind, SearchOptions};
@@ -178,17 +177,15 @@ fn expansion(
 /// (word, term, weight). The weight grows with how much of the word is typed: 0.5 + 0.4 ×
 /// typed / word characters, below 1.
 fn prefixed(index: &LexicalIndex, typed: &str) -> Vec<(String, u32, f32)> {
-    let set = index.word_set();
-    let mut stream = set.search(Str::new(typed).starts_with()).into_stream();
     let typed_chars = typed.chars().count() as f32;
     let mut found: Vec<(String, u32, f32)> = Vec::new();
-    while let Some((word, position)) = stream.next() {
-        if word == typed.as_bytes() {
+    for position in index.words_starting(typed) {
+        let word = &index.words[position];
+        if word == typed {
             continue;
         }
-        let word = String::from_utf8_lossy(word).into_owned();
         let weight = 0.5 + 0.4 * typed_chars / word.chars().count() as f32;
-        found.push((word, index.term_of_word(position), weight));
+        found.push((word.clone(), index.term_of_word(position), weight));
     }
     best_per_term(index, found, PREFIX_TERMS)
 }
@@ -208,18 +205,16 @@ fn fuzzy(
     if max == 0 || chars > FUZZY_MAX_CHARS {
         return Vec::new();
     }
-    let set = index.word_set();
     let mut found: Vec<(String, u32, f32)> = Vec::new();
     for distance in 1..=max {
         let Ok(automaton) = Levenshtein::new(word, distance) else {
             break;
         };
-        let mut stream = set.search(automaton).into_stream();
-        while let Some((w, position)) = stream.next() {
+        for position in index.words_matching(&automaton) {
             let term = index.term_of_word(position);
             if own.binary_search(&term).is_err() {
                 let weight = if distance == 1 { 0.5 } else { 0.3 };
-                found.push((String::from_utf8_lossy(w).into_owned(), term, weight));
+                found.push((index.words[position].clone(), term, weight));
             }
         }
         if !found.is_empty() {
