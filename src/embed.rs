@@ -195,7 +195,8 @@ impl Embedder {
             } else {
                 crate::statics::from_packs(&rows, &files.word_packs)
                     .map_err(|e| Error::Model(format!("the model's word rows: {e}")))?
-            };
+            }
+            .named("the model's word row");
             crate::encoder::Bert::from_gguf(&content, &files.weights, &config, words).map_err(unfit)?
         } else {
             let vb = VarBuilder::from_buffered_safetensors(files.weights, DType::F32, &device)
@@ -263,10 +264,7 @@ impl Embedder {
         let crate::encoder::Words::Rows(rows) = &self.model.word else {
             return Err(Error::InvalidInput("this model has its whole word table; it takes no rows".into()));
         };
-        rows.write()
-            .expect("no writer panics")
-            .add(row, bytes)
-            .map_err(|e| Error::Model(e.to_string().replace("static row", "the model's word row")))
+        rows.write().expect("no writer panics").add(row, bytes)
     }
 
     /// Embeds one text.

@@ -10,6 +10,9 @@
 //! The rows are records (`fragment::encode_record`: int8 values, f32 scale, CRC-32) end to end
 //! in packs under `p/`, beside either layout; the index (or meta file) carries `StaticRows`,
 //! which says which terms have a row and where each row is.
+//!
+//! `StaticTable` is also how the browser's 8-bit model holds its word-embedding table (`embed`):
+//! a row a token id, in packs under `model/p/`, loaded as queries need them.
 
 #[cfg(all(feature = "model", not(target_arch = "wasm32")))]
 pub mod distill;
@@ -109,6 +112,8 @@ pub struct StaticTable {
     ranks: Vec<u32>,
     rows_count: u32,
     loaded: HashMap<u32, (Vec<i8>, f32)>,
+    /// What a row is called in errors ("static row", "the model's word row").
+    name: &'static str,
 }
 
 impl StaticTable {
@@ -125,7 +130,13 @@ impl StaticTable {
             ranks,
             rows_count: next,
             loaded: HashMap::new(),
+            name: "static row",
         }
+    }
+
+    /// The same table, its rows called `name` in errors.
+    pub fn named(self, name: &'static str) -> Self {
+        StaticTable { name, ..self }
     }
 
     /// Term `term`'s row number, if it has one: the rows of the terms before it.
@@ -155,15 +166,16 @@ impl StaticTable {
 
     /// Adds row `row` from its record's bytes, checking them.
     pub fn add(&mut self, row: u32, bytes: &[u8]) -> Result<()> {
+        let name = self.name;
         if row >= self.rows_count {
             return Err(Error::InvalidIndex(format!(
-                "static row {row} was given, but the index has {} rows",
+                "{name} {row} was given, but there are {} rows",
                 self.rows_count
             )));
         }
         let (values, scale) = decode_record(bytes, self.rows.dimension as usize).ok_or_else(|| {
             Error::InvalidIndex(format!(
-                "static row {row} is damaged (its length or checksum is wrong); build the index again and upload all of it"
+                "{name} {row} is damaged (its length or checksum is wrong); build the index again and upload all of it"
             ))
         })?;
         self.loaded.insert(row, (values, scale));
