@@ -9,14 +9,17 @@
 //! - GELU's erf is a rational function the compiler vectorizes (`gelu_erf`), where candle calls
 //!   libm's scalar `erff` for each of a chunk's 6 × 1,536 × T values.
 //! On med's chunks this took the native build from 19.1 to 21.4 chunks a second
-//! (`docs/benchmarks.md`).
+//! (`docs/benchmarks.md`). Each linear layer also keeps its weight transposed (Wᵀ contiguous,
+//! in × out), so gemm reads it in place: given W, gemm packed the whole matrix again for every
+//! product, 46% of a query's time in wasm (10.1 to 8.4 ms a query in Node; natively med's
+//! chunks in 51 s, not 55).
 //!
 //! The same encoder ships quantized for the browser (`to_gguf`, `from_gguf`): the linear layers'
 //! weights in q8_0 (blocks of 32 int8 values with a scale each), everything else as it was, and
 //! the word-embedding table not in the file at all but in rows (`Words::Rows`) that a browser
 //! fetches by token as queries need them. The weights are widened to f32 when they load and run
 //! through the same f32 products as the full model: candle's q8_0 × q8_0 kernels were no faster
-//! in wasm (11.6 against 11.5 ms a query, `docs/benchmarks.md`), and their rounding of the
+//! in wasm (11.6 against 11.1 ms a query in Node, `docs/benchmarks.md`), and their rounding of the
 //! activations differs by target, where the f32 products give both targets the same rankings.
 
 use std::sync::RwLock;
@@ -45,23 +48,31 @@ pub(crate) enum Words {
     Rows(RwLock<StaticTable>),
 }
 
-/// A linear layer: y = x·Wᵀ + b.
+/// A linear layer: y = x·Wᵀ + b, with Wᵀ kept contiguous (`transposed`).
 struct Dense {
-    weight: Tensor,
+    transposed: Tensor,
     bias: Tensor,
 }
 
 impl Dense {
-    fn new(weight: Tensor, bias: Tensor) -> Self {
-        Dense { weight, bias }
+    fn new(weight: Tensor, bias: Tensor) -> Result<Self> {
+        Ok(Dense {
+            transposed: weight.t()?.contiguous()?,
+            bias,
+        })
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let y = match *x.dims() {
-            [batch, _, _] => x.matmul(&self.weight.broadcast_left(batch)?.t()?)?,
-            _ => x.matmul(&self.weight.t()?)?,
+            [batch, _, _] => x.matmul(&self.transposed.broadcast_left(batch)?)?,
+            _ => x.matmul(&self.transposed)?,
         };
         y.broadcast_add(&self.bias)
+    }
+
+    /// W as the file stores it (out × in).
+    fn weight(&self) -> Result<Tensor> {
+        self.transposed.t()?.contiguous()
     }
 }
 
@@ -154,7 +165,7 @@ impl Bert {
             put(format!("{name}.bias"), bias, GgmlDType::F32)?;
         }
         for (name, dense) in self.denses() {
-            put(format!("{name}.weight"), &dense.weight, GgmlDType::Q8_0)?;
+            put(format!("{name}.weight"), &dense.weight()?, GgmlDType::Q8_0)?;
             put(format!("{name}.bias"), &dense.bias, GgmlDType::F32)?;
         }
         Ok(out)
@@ -246,10 +257,10 @@ impl GgufReader<'_> {
     }
 
     fn dense(&mut self, name: &str, rows: usize, cols: usize) -> Result<Dense> {
-        Ok(Dense {
-            weight: self.float(&format!("{name}.weight"), &[rows, cols])?,
-            bias: self.float(&format!("{name}.bias"), &[rows])?,
-        })
+        Dense::new(
+            self.float(&format!("{name}.weight"), &[rows, cols])?,
+            self.float(&format!("{name}.bias"), &[rows])?,
+        )
     }
 
     fn norm(&mut self, name: &str, hidden: usize) -> Result<LayerNorm> {
@@ -297,10 +308,10 @@ impl Layer {
         let qkv = Dense::new(
             Tensor::cat(&[&q.0, &k.0, &v.0], 0)?,
             Tensor::cat(&[&q.1, &k.1, &v.1], 0)?,
-        );
+        )?;
         let dense = |i: usize, o: usize, vb: VarBuilder| -> Result<Dense> {
             let l = linear(i, o, vb)?;
-            Ok(Dense::new(l.weight().clone(), l.bias().expect("linear has a bias").clone()))
+            Dense::new(l.weight().clone(), l.bias().expect("linear has a bias").clone())
         };
         Ok(Layer {
             qkv,
