@@ -342,8 +342,9 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
     },
     full: unsupported("rerank"),
   };
-  let rows = null;
+  let rows = null; // the model's word rows, once the model is in
   const embed = async (query) => {
+    if (!rows) return null;
     try {
       await rows(encoder.rows(query));
       return encoder.embed(query);

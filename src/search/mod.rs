@@ -299,7 +299,7 @@ pub(crate) fn semantic_vector<'a>(
             "this index has no embeddings, so it cannot answer a semantic search; rebuild it without --no-embed, or search with mode \"lexical\"".into(),
         )),
         (true, None) if options.mode == SearchMode::Semantic && !nothing => Err(Error::InvalidInput(
-            "the embedding model is not loaded yet, so a semantic search cannot run; wait for the model (or search with mode \"hybrid\", which answers lexically until it arrives)".into(),
+            "the embedding model is not loaded yet, or the word rows of this query's tokens (the 8-bit model: fetch them with modelRows and addModelRow), so a semantic search cannot run; wait for the model (or search with mode \"hybrid\", which answers lexically until it arrives)".into(),
         )),
         (true, Some(v)) if options.mode != SearchMode::Lexical => Ok(Some(v)),
         _ => Ok(None),
