@@ -3,7 +3,8 @@
 // transformers.js on its wasm backend (onnxruntime-web, one thread as cairn's is) with 8-bit
 // weights. Each query is embedded by each in turn, tokenizing included (cairn's word rows are
 // loaded beforehand: `loadModel` loads them all); prints p50 and p95 of each, what each
-// downloads, and the cosine between cairn's 8-bit embeddings and the others'.
+// downloads, and the cosine between cairn's 8-bit embeddings and the others'. The static tier
+// is timed too, by a whole hybrid search with it.
 //
 //   node bench/transformers-js.mjs TJS_DIR ONNX_DIR [INDEX_DIR [INDEX_F16_DIR]]
 //
@@ -69,6 +70,16 @@ try {
   const tjs = async (q) => (await model(await tokenizer(q))).sentence_embedding.data;
   const encoders = Object.fromEntries(Object.entries(cairn).map(([name, index]) => [name, async (q) => index.embed(q)]));
   encoders["transformers.js"] = tjs;
+  // The static tier has no call of its own that embeds: a whole hybrid search with it (the
+  // query's static vector, the scan of the chunk vectors, BM25, fusion), its rows fetched before.
+  const statics = SearchIndex.fromBytes(await bytes("/index/index.cairn"));
+  for (const q of queries) {
+    for (const r of statics.staticRows(q)) {
+      const pack = await bytes("/index/p/" + r.pack);
+      statics.addStaticRow(r.row, pack.subarray(r.offset, r.offset + r.length));
+    }
+  }
+  encoders["cairn static tier (whole hybrid search)"] = async (q) => statics.search(q, { encoder: "static" });
   const ms = Object.fromEntries(Object.keys(encoders).map((name) => [name, []]));
   const cosines = Object.fromEntries(Object.keys(encoders).map((name) => [name, []]));
   for (let round = 0; round < 12; round++) {
@@ -81,7 +92,7 @@ try {
       }
       if (round === 0) {
         const a = got["cairn q8"];
-        for (const [name, b] of Object.entries(got)) {
+        for (const [name, b] of Object.entries(got).filter(([name]) => !name.includes("static"))) {
           let dot = 0, na = 0, nb = 0;
           for (let i = 0; i < a.length; i++) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
           cosines[name].push(dot / Math.sqrt(na * nb));
@@ -118,7 +129,8 @@ try {
   console.log(`${queries.length} queries x 10 rounds after 2 warm-up rounds, Chromium ${browser.version()}, one thread each`);
   for (const [name, times] of Object.entries(result.ms)) {
     const c = result.cosines[name];
-    console.log(`${name}: p50 ${pct(times, 0.5).toFixed(1)} ms, p95 ${pct(times, 0.95).toFixed(1)} ms; cosine to cairn q8 min ${Math.min(...c).toFixed(4)}, mean ${(c.reduce((a, b) => a + b, 0) / c.length).toFixed(4)}`);
+    const agreement = c.length ? `; cosine to cairn q8 min ${Math.min(...c).toFixed(4)}, mean ${(c.reduce((a, b) => a + b, 0) / c.length).toFixed(4)}` : "";
+    console.log(`${name}: p50 ${pct(times, 0.5).toFixed(2)} ms, p95 ${pct(times, 0.95).toFixed(2)} ms${agreement}`);
   }
   console.log(`downloads (gzip -9): cairn wasm ${mb(gz(join(root, "pkg/web/cairn_bg.wasm")))} + 8-bit layers ${mb(gz(join(indexDir, "model/model.gguf")))} (+ 392 bytes a query token of word rows)` +
     (f16Arg ? `, or + f16 weights ${mb(gz(join(resolve(f16Arg), "model/model.safetensors")))}` : "") + "; " +

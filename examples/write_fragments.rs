@@ -42,12 +42,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         layout.meta.len(),
         started.elapsed().as_secs_f64()
     );
-    // Copy the model beside the fragments, if the index has one.
+    // Copy the model beside the fragments (its word packs too), if the index has one.
     let model = PathBuf::from(source).join("model");
     if model.is_dir() {
-        let to = PathBuf::from(out).join("model");
-        std::fs::create_dir_all(&to)?;
-        for entry in std::fs::read_dir(&model)?.flatten() {
+        copy_dir(&model, &PathBuf::from(out).join("model"))?;
+    }
+    Ok(())
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)?.flatten() {
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()))?;
+        } else {
             std::fs::copy(entry.path(), to.join(entry.file_name()))?;
         }
     }

@@ -116,7 +116,7 @@ struct SearchArgs {
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     mode: ModeArg,
     /// How hybrid search fuses the signals.
-    #[arg(long, value_enum, default_value_t = FusionArg::Rrf)]
+    #[arg(long, value_enum, default_value_t = FusionArg::Weighted)]
     fusion: FusionArg,
     /// The k of reciprocal rank fusion.
     #[arg(long, default_value_t = 60.0)]

@@ -33,9 +33,9 @@ pub struct SearchHit {
     pub score: f32,
     /// The scale of `score`: `bm25` (lexical), `cosine` (semantic), `rrf` (hybrid, reciprocal
     /// rank fusion: a sum of 1/(k + rank), small numbers that are not similarities), `weighted`
-    /// (hybrid, a weighted sum of min-max normalized signal scores, in [0, 1]) or `reranker`
-    /// (a cross-encoder's relevance in [0, 1], with `rerank`: the one scale that means the same
-    /// in every mode, the place for a quality cutoff).
+    /// (hybrid, the default: a weighted sum of each signal's score as a share of the query's
+    /// best, in [0, 1]) or `reranker` (a cross-encoder's relevance in [0, 1], with `rerank`: the
+    /// one scale that means the same in every mode, the place for a quality cutoff).
     pub score_kind: ScoreKind,
     /// The cross-encoder's relevance in [0, 1], on the hits `rerank` scored (its `topN`); the
     /// hits after them keep their retrieval order, have none, and `score` 0 (their retrieval
@@ -225,7 +225,7 @@ pub struct ScoreTerm {
     /// The branch's rank (1-based) and raw score.
     pub rank: u32,
     pub score: f32,
-    /// What it adds to the fused score: 1/(k + rank) for RRF, weight × normalized score for
+    /// What it adds to the fused score: 1/(k + rank) for RRF, weight × score / the best score for
     /// weighted fusion, the raw score for a single branch.
     pub contribution: f32,
 }
@@ -427,9 +427,10 @@ pub enum SearchMode {
 #[serde(rename_all = "lowercase")]
 pub enum Fusion {
     /// Reciprocal rank fusion: score = Σ 1 / (rrfK + rank).
-    #[default]
     Rrf,
-    /// Weighted sum of min-max normalized scores: semanticWeight · cosine + (1 − semanticWeight) · bm25.
+    /// Weighted sum of each signal's score as a share of the query's best (a cosine below 0
+    /// counts as 0): semanticWeight · cosine / best cosine + (1 − semanticWeight) · bm25 / best bm25.
+    #[default]
     Weighted,
 }
 
@@ -443,7 +444,7 @@ pub struct SearchOptions {
     /// `hybrid` (default), `lexical` or `semantic`.
     #[tsify(optional)]
     pub mode: SearchMode,
-    /// How hybrid search fuses the signals (default `rrf`).
+    /// How hybrid search fuses the signals (default `weighted`).
     #[tsify(optional)]
     pub fusion: Fusion,
     /// The k of reciprocal rank fusion (default 60).
@@ -581,7 +582,7 @@ impl Default for SearchOptions {
         SearchOptions {
             limit: 10,
             mode: SearchMode::Hybrid,
-            fusion: Fusion::Rrf,
+            fusion: Fusion::Weighted,
             rrf_k: 60.0,
             semantic_weight: 0.5,
             candidates: None,

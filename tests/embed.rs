@@ -172,8 +172,8 @@ fn hybrid_search_finds_meaning_without_shared_words() {
                 query,
                 "--json",
                 "--mode",
-                mode,
             ])
+            .args(mode.split(' '))
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -194,7 +194,15 @@ fn hybrid_search_finds_meaning_without_shared_words() {
             < 1e-5
     );
 
+    // Hybrid search fuses by default with a weighted sum of each signal's share of its best, in [0, 1].
     let hits = search("stone trail markers", "hybrid");
+    assert_eq!(hits[0]["scoreKind"], "weighted");
+    assert_eq!(hits[0]["citation"]["docId"], "notes.txt");
+    let scores: Vec<f64> = hits.iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{scores:?}");
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+
+    let hits = search("stone trail markers", "hybrid --fusion rrf");
     assert_eq!(hits[0]["scoreKind"], "rrf");
     assert_eq!(hits[0]["citation"]["docId"], "notes.txt");
     let top = &hits[0]["signals"];

@@ -330,13 +330,12 @@ fn text_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<TextFragment>) {
     (counts, fragments)
 }
 
-/// How many partitions a query scans by default: a quarter of them, which kept recall@10 at
-/// 0.96 or more against the exact scan on real embeddings (the eval collections), but no more
-/// than scan about 2,500 codes (126 kB; 16 partitions at 100k chunks), which bounds the bytes
-/// (`docs/benchmarks.md`).
+/// How many partitions a query scans by default: as many as scan about 2,500 codes (126 kB;
+/// 16 partitions at 100k chunks), which bounds the bytes, and at least 4; every one of a small
+/// index's (`docs/benchmarks.md`).
 fn default_probes(partitions: usize, vectors: usize) -> u32 {
     let affordable = (2_500 * partitions / vectors.max(1)).max(4);
-    partitions.div_ceil(4).clamp(4, affordable).min(partitions) as u32
+    affordable.min(partitions) as u32
 }
 
 /// Spherical k-means (seeded by evenly spaced vectors, so builds are reproducible), then each
