@@ -1,6 +1,6 @@
 //! The fragmented index against the single file it was cut from: the same hits, to the bit,
-//! whatever the fragment sizes; a damaged or missing fragment is an error for the query that
-//! needs it while the index keeps answering others; and the CLI writes and reads either layout.
+//! whatever the fragment sizes, filters included; a damaged or missing fragment is an error for
+//! the query that needs it while the index keeps answering others; and the CLI writes and reads either layout.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -79,6 +79,21 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
             fuzzy: Fuzzy::On(true),
             highlight: true,
             explain: true,
+            ..base.clone()
+        },
+        // Filters: each field's fragment fetched, the same documents masked (links to the
+        // others left out).
+        SearchOptions {
+            filter: Some(serde_json::json!({ "tags": ["alpine", "wasm"] })),
+            max_links: 5,
+            ..base.clone()
+        },
+        SearchOptions {
+            filter: Some(serde_json::json!({ "year": { "gte": 1990, "lt": 2021 }, "docType": ["markdown", "text"] })),
+            ..base.clone()
+        },
+        SearchOptions {
+            filter: Some(serde_json::json!({ "createdAt": { "gte": "2020" } })),
             ..base
         },
     ]

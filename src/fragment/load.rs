@@ -27,7 +27,7 @@ use crate::index::format::open;
 use crate::index::lexical::{Documents, LexicalIndex, Postings};
 use crate::index::vector::{dot_i8, ScoredChunk};
 use crate::index::{Chunk, DocLink, Document, Index};
-use crate::search::{self, expand, Candidate, QueryContext, Retrieved};
+use crate::search::{self, expand, filter, Candidate, QueryContext, Retrieved};
 
 /// The most chunks a fragmented index may have: a table of that many is a few hundred MB
 /// (a 100k-page site has about a million chunks).
@@ -52,6 +52,8 @@ pub struct Fragmented {
     records: HashMap<(u32, u32), (Vec<i8>, f32)>,
     /// The static tier, with the rows added so far.
     statics: Option<StaticTable>,
+    /// The filterable fields' values added: field fragment → (document, value), by document.
+    fields: HashMap<u32, Vec<(u32, serde_json::Value)>>,
 }
 
 /// What a search gives: its hits, or the fragments it needs first.
@@ -89,7 +91,8 @@ impl Fragmented {
         let expected = meta.terms.len() as u64
             + meta.words.len() as u64
             + meta.text_chunks.len() as u64
-            + meta.vectors.as_ref().map_or(0, |v| 1 + 2 * v.partitions as u64);
+            + meta.vectors.as_ref().map_or(0, |v| 1 + 2 * v.partitions as u64)
+            + meta.fields.len() as u64;
         if meta.document_lengths.len() != meta.document_chunks.len()
             || fragments != expected
             || meta.pack_fragments.len() != meta.packs.len()
@@ -113,6 +116,7 @@ impl Fragmented {
                     || v.partitions as u64 > chunks
                     || v.default_probes == 0
             })
+            || meta.fields.windows(2).any(|w| w[0] >= w[1])
         {
             return Err(damaged("the meta file's tables do not agree".into()));
         }
@@ -160,6 +164,7 @@ impl Fragmented {
             centroids: None,
             partitions: HashMap::new(),
             records: HashMap::new(),
+            fields: HashMap::new(),
         })
     }
 
@@ -358,6 +363,21 @@ impl Fragmented {
                 }
                 self.partitions.insert(number, p);
             }
+            Payload::Field(f) if number >= meta.fields_start() => {
+                let documents = meta.document_chunks.len() as u32;
+                let values: Option<Vec<serde_json::Value>> =
+                    f.values.iter().map(|v| serde_json::from_str(v).ok()).collect();
+                match values {
+                    Some(values)
+                        if values.len() == f.docs.len()
+                            && f.docs.windows(2).all(|w| w[0] < w[1])
+                            && f.docs.last().is_none_or(|&d| d < documents) =>
+                    {
+                        self.fields.insert(number, f.docs.into_iter().zip(values).collect());
+                    }
+                    _ => return bad("its documents or values"),
+                }
+            }
             _ => return bad("it is another kind of fragment"),
         }
         Ok(())
@@ -452,9 +472,23 @@ impl Fragmented {
         if (vector.is_some() || use_static) && self.centroids.is_none() {
             need.insert(self.meta.centroids_fragment());
         }
+        let filter = options.filter.as_ref().map(filter::Filter::parse).transpose()?;
+        if let Some(f) = &filter {
+            need.extend(
+                f.fields()
+                    .filter_map(|field| self.meta.field_fragment(field))
+                    .filter(|n| !self.fields.contains_key(n)),
+            );
+        }
         if !need.is_empty() {
             return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
         }
+        // The filter as masks over documents and chunks, as the single file makes them.
+        let documents = filter.map(|f| self.document_mask(&f));
+        let mask: Option<Vec<bool>> = documents
+            .as_ref()
+            .map(|d| self.documents.of_chunk.iter().map(|&doc| d[doc as usize]).collect());
+        let mask = mask.as_deref();
         // The static tier's rows for the query's terms, then its vector.
         let static_vector;
         let mut context = context;
@@ -511,7 +545,7 @@ impl Fragmented {
                 .filter(|s| !self.terms.contains_key(s)),
         );
         let candidates = match vector {
-            Some(v) => self.scan(v, &probes, options),
+            Some(v) => self.scan(v, &probes, mask, options),
             None => Vec::new(),
         };
         let records: Vec<(u32, u32)> = candidates
@@ -542,7 +576,7 @@ impl Fragmented {
             None => Vec::new(),
         };
         let lexical_hits = if lexical_ran {
-            lexical.search_words(&expanded.words, pool, None)
+            lexical.search_words(&expanded.words, pool, mask)
         } else {
             Vec::new()
         };
@@ -582,7 +616,7 @@ impl Fragmented {
             return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
         }
 
-        let (view, chunk_in_view) = self.view(&wanted, lexical);
+        let (view, chunk_in_view, view_documents) = self.view(&wanted, lexical);
         let chosen: Vec<Candidate> = chosen
             .into_iter()
             .map(|mut c| {
@@ -595,7 +629,9 @@ impl Fragmented {
             score_kind,
             query_terms,
             expansions: expanded.expansions,
-            documents: None,
+            // The filter's mask, over the view's documents: links to the others are left out.
+            documents: documents
+                .map(|d| view_documents.iter().map(|&doc| d[doc as usize]).collect()),
         };
         let refs: Vec<&Candidate> = retrieved.candidates.iter().collect();
         Ok(Step::Hits(search::build_hits(
@@ -603,10 +639,21 @@ impl Fragmented {
         )?))
     }
 
+    /// Which documents pass `filter`, from the field fragments it names (added before).
+    fn document_mask(&self, filter: &filter::Filter) -> Vec<bool> {
+        let value = |doc: u32, field: &str| {
+            let values = self.fields.get(&self.meta.field_fragment(field)?)?;
+            let i = values.binary_search_by_key(&doc, |(d, _)| *d).ok()?;
+            Some(values[i].1.clone())
+        };
+        (0..self.meta.document_chunks.len() as u32)
+            .map(|doc| filter.matches_values(|field| value(doc, field)))
+            .collect()
+    }
+
     /// What a fragmented index cannot do yet, as errors that say what to do instead.
     fn supports(&self, options: &SearchOptions) -> Result<()> {
         let unsupported = [
-            (options.filter.is_some(), "filter"),
             (options.related, "related"),
             (options.recency_weight > 0.0, "recencyWeight"),
             (options.rerank.is_some(), "rerank"),
@@ -717,7 +764,13 @@ impl Fragmented {
 
     /// The candidates of the probed partitions whose binary codes score best against `query`
     /// (`rescore` of them): (chunk, records fragment, record).
-    fn scan(&self, query: &[f32], probes: &[u32], options: &SearchOptions) -> Vec<(u32, u32, u32)> {
+    fn scan(
+        &self,
+        query: &[f32],
+        probes: &[u32],
+        mask: Option<&[bool]>,
+        options: &SearchOptions,
+    ) -> Vec<(u32, u32, u32)> {
         let bytes = query.len().div_ceil(8);
         let table = code_table(query);
         let mut scored: Vec<(f32, u32, u32, u32)> = Vec::new();
@@ -727,7 +780,9 @@ impl Fragmented {
             let mut chunk = 0u32;
             for (i, (gap, code)) in p.chunk_gaps.iter().zip(p.codes.chunks_exact(bytes)).enumerate() {
                 chunk += gap;
-                scored.push((code_score(&table, code), chunk, records, i as u32));
+                if mask.is_none_or(|m| m[chunk as usize]) {
+                    scored.push((code_score(&table, code), chunk, records, i as u32));
+                }
             }
         }
         let depth = options.rescore.map_or(search::pool(options), |r| r.max(1) as usize);
@@ -741,8 +796,13 @@ impl Fragmented {
     }
 
     /// An index of the `chunks` (loaded) and their documents, with those documents' links and
-    /// the documents at the links' other ends; and where each chunk is in it.
-    fn view(&self, chunks: &BTreeSet<u32>, lexical: LexicalIndex) -> (Index, HashMap<u32, u32>) {
+    /// the documents at the links' other ends; where each chunk is in it; and the document
+    /// number of each of its documents.
+    fn view(
+        &self,
+        chunks: &BTreeSet<u32>,
+        lexical: LexicalIndex,
+    ) -> (Index, HashMap<u32, u32>, Vec<u32>) {
         // Every document the fragments read here describe, in full or as a link's other end.
         let mut known: BTreeMap<u32, Document> = BTreeMap::new();
         let mut links: Vec<DocLink> = Vec::new();
@@ -809,7 +869,7 @@ impl Fragmented {
             lexical,
             None,
         );
-        (index, chunk_in_view)
+        (index, chunk_in_view, wanted.into_iter().collect())
     }
 }
 

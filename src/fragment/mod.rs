@@ -57,6 +57,10 @@ pub struct Meta {
     pub pack_fragments: Vec<u32>,
     /// Each fragment's length in bytes (gzip).
     pub fragment_lengths: Vec<u32>,
+    /// The fields a `filter` can name (the documents' dates, `docType` and metadata keys),
+    /// ascending: field i's values are fragment `fields_start() + i`, fetched only by a search
+    /// whose filter names it.
+    pub fields: Vec<String>,
 }
 
 /// The vector side: IVF centroids in one fragment, then a partition per centroid.
@@ -85,6 +89,17 @@ pub enum Payload {
     Text(TextFragment),
     Centroids(Centroids),
     Partition(Partition),
+    Field(FieldValues),
+}
+
+/// Every document's value of one field a `filter` can name, by document (ascending): a
+/// filtered search fetches the fragments of the fields it names and masks the same documents
+/// as the single file.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct FieldValues {
+    pub docs: Vec<u32>,
+    /// Each document's value as JSON text.
+    pub values: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -235,6 +250,17 @@ impl Meta {
     /// The fragment of partition `partition`'s int8 vector records.
     pub fn records_fragment(&self, partition: u32) -> u32 {
         self.partition_fragment(partition) + self.vectors.as_ref().map_or(0, |v| v.partitions)
+    }
+
+    /// The first field fragment (after the vector records, if any).
+    pub fn fields_start(&self) -> u32 {
+        self.centroids_fragment() + self.vectors.as_ref().map_or(0, |v| 1 + 2 * v.partitions)
+    }
+
+    /// The fragment of `field`'s values, if any document has that field.
+    pub fn field_fragment(&self, field: &str) -> Option<u32> {
+        let i = self.fields.binary_search_by(|f| f.as_str().cmp(field)).ok()?;
+        Some(self.fields_start() + i as u32)
     }
 
     /// The term shard that holds `term`, if any could.

@@ -11,13 +11,14 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{
-    binary_code, Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
+    binary_code, Centroids, FieldValues, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
     TermShard, TextFragment, WordShard, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
 };
 use crate::error::{Error, Result};
 use crate::index::format::seal;
 use crate::index::vector::{dot, quantize_into};
 use crate::index::Index;
+use crate::search::filter;
 
 /// How to cut. The defaults are the sizes that cost the Rust docs least per query
 /// (docs/benchmarks.md), and packs large enough that 100k pages stay far under a static
@@ -92,6 +93,15 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         })
         .collect::<Result<_>>()?;
     encoded.extend(raw);
+    // The filterable fields' values, a fragment a field (numbered after the records).
+    let (fields, values) = field_values(index);
+    for values in values {
+        let number = encoded.len() as u32;
+        encoded.push(encode(&Fragment {
+            number,
+            payload: Payload::Field(values),
+        })?);
+    }
     let mut hash = Sha256::new();
     let mut packs: Vec<(String, Vec<u8>)> = Vec::new();
     let mut pack_fragments = Vec::new();
@@ -132,6 +142,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         packs: packs.iter().map(|(n, _)| n.clone()).collect(),
         pack_fragments,
         fragment_lengths: encoded.iter().map(|b| b.len() as u32).collect(),
+        fields,
     };
     let payload = postcard::to_allocvec(&meta)
         .map_err(|e| Error::InvalidIndex(format!("could not encode the meta file: {e}")))?;
@@ -328,6 +339,21 @@ fn text_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<TextFragment>) {
         })
         .collect();
     (counts, fragments)
+}
+
+/// Each field a filter can name, ascending, and every document's value of it.
+fn field_values(index: &Index) -> (Vec<String>, Vec<FieldValues>) {
+    let mut fields: std::collections::BTreeMap<String, FieldValues> = Default::default();
+    for doc in 0..index.documents.len() as u32 {
+        for name in filter::field_names(index, doc) {
+            if let Some(value) = filter::field_value(index, doc, &name) {
+                let entry = fields.entry(name).or_default();
+                entry.docs.push(doc);
+                entry.values.push(value.to_string());
+            }
+        }
+    }
+    fields.into_iter().unzip()
 }
 
 /// How many partitions a query scans by default: as many as scan about 2,500 codes (126 kB;

@@ -65,8 +65,18 @@ impl Filter {
     }
 
     pub fn matches(&self, index: &Index, doc: u32) -> bool {
+        self.matches_values(|field| field_value(index, doc, field))
+    }
+
+    /// The fields the filter names.
+    pub fn fields(&self) -> impl Iterator<Item = &str> {
+        self.fields.iter().map(|(f, _)| f.as_str())
+    }
+
+    /// Whether a document whose field values `value` gives passes.
+    pub fn matches_values(&self, value: impl Fn(&str) -> Option<Value>) -> bool {
         self.fields.iter().all(|(field, condition)| {
-            let value = field_value(index, doc, field);
+            let value = value(field);
             match (condition, value) {
                 (_, None) => false,
                 (Condition::AnyOf(wanted), Some(value)) => {
@@ -94,6 +104,17 @@ impl Filter {
             }
         })
     }
+}
+
+/// The fields a filter can name on `doc`: its dates, `docType`, its metadata keys.
+pub fn field_names(index: &Index, doc: u32) -> Vec<String> {
+    let mut names: Vec<String> = ["createdAt", "updatedAt", "docType"].map(String::from).into();
+    if let Some(Value::Object(m)) = index.metadata(doc) {
+        names.extend(m.keys().cloned());
+    }
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// A document's value for a field: its dates, or a metadata field.
