@@ -333,16 +333,19 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
     index: {
       // Until the model is in (or with encoder: "static"), the index embeds the query with its
       // static tier, if it has one; so it does when the model's rows for it cannot be fetched.
-      search: async (query, options) => fragments.search(query, options, encoder && options?.mode !== "lexical" && options?.encoder !== "static" ? await embed(query) : null),
+      search: async (query, options) => fragments.search(query, options, await modelVector(query, options)),
       searchWithVector: (query, vector, options) => fragments.search(query, options, Float32Array.from(vector)),
       searchDocuments: unsupported("searchDocuments"),
-      buildContext: unsupported("buildContext"),
+      buildContext: async (query, options) => fragments.buildContext(query, options, await modelVector(query, options)),
       stats: fragments.stats,
       free: () => index.free(),
     },
     full: unsupported("rerank"),
   };
   let rows = null; // the model's word rows, once the model is in
+  // The model's embedding of the query, when the model is in and the options want it.
+  const modelVector = async (query, options) =>
+    encoder && options?.mode !== "lexical" && options?.encoder !== "static" ? await embed(query) : null;
   const embed = async (query) => {
     if (!rows) return null;
     try {

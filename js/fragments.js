@@ -155,8 +155,9 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe })
 /**
  * Opens the fragmented index whose meta file's bytes (as fetched) are `metaBytes`, at
  * `metaUrl`, with the wasm class `FragmentedIndex`. Returns { index, search(query, options,
- * vector), stats }: `search` fetches what the query needs and answers with SearchHit[];
- * `stats` counts requests and bytes (as sent over the network, gzip).
+ * vector), buildContext(query, options, vector), stats }: `search` fetches what the query needs
+ * and answers with SearchHit[], `buildContext` with a ContextResponse; `stats` counts requests
+ * and bytes (as sent over the network, gzip).
  */
 export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
   const index = FragmentedIndex.fromMeta(await gunzip(metaBytes, "the meta file"));
@@ -181,14 +182,20 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     },
   });
 
-  async function search(query, options, vector) {
+  /** Takes `step()`s, fetching what each needs, until one answers. */
+  async function settle(step) {
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const step = vector ? index.searchWithVector(query, vector, options) : index.search(query, options);
-      if (step.hits) return step.hits;
-      await load(step.need);
+      const got = step();
+      if (!got.need) return got;
+      await load(got.need);
     }
     throw new Error(`the search did not settle after ${MAX_ROUNDS} rounds of fragments; the index is inconsistent, build it again`);
   }
 
-  return { index, search, stats };
+  const search = async (query, options, vector) =>
+    (await settle(() => (vector ? index.searchWithVector(query, vector, options) : index.search(query, options)))).hits;
+  const buildContext = async (query, options, vector) =>
+    (await settle(() => index.buildContext(query, options, vector ?? undefined))).context;
+
+  return { index, search, buildContext, stats };
 }

@@ -36,7 +36,7 @@ use wasm_bindgen_futures::JsFuture;
 #[cfg(feature = "model")]
 use crate::embed::ModelFiles;
 use crate::fragment::load::Fragmented;
-use crate::hit::{Options, SearchOptions};
+use crate::hit::{ContextOptions, Options, SearchOptions};
 use crate::search::QueryContext;
 use crate::Searcher;
 
@@ -396,6 +396,30 @@ impl FragmentedIndex {
         self.step(&query, Some(&vector), &options)
     }
 
+    /// A prompt's context as `SearchIndex.buildContext` builds it: `{ context }`, or `{ need }`
+    /// as `search` gives it. `vector`: the query's embedding, if the page has one.
+    #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "FragmentStep")]
+    pub fn build_context(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ContextOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "Float32Array | number[]")] vector: Option<
+            JsValue,
+        >,
+    ) -> Result<JsValue, JsError> {
+        let query = string(&query, "the query")?;
+        let options: ContextOptions = parse_options(options)?;
+        let vector = vector.filter(|v| !v.is_undefined() && !v.is_null()).map(|v| float_array(&v)).transpose()?;
+        let index = self.borrow()?;
+        let step = index
+            .build_context(&query, fragment_context(vector.as_deref(), &options.search), &options)
+            .map_err(js_error)?;
+        to_js(&index.step(step, |context| crate::fragment::FragmentStep {
+            context: Some(context),
+            ..Default::default()
+        }))
+    }
+
     /// Adds fragment `fragment` from its bytes (gzip undone). A fragment that is damaged, or is
     /// not the one asked for, is an error and is not added; the index keeps answering.
     #[wasm_bindgen(js_name = addFragment)]
@@ -559,18 +583,27 @@ impl FragmentedIndex {
         options: &SearchOptions,
     ) -> Result<JsValue, JsError> {
         let index = self.borrow()?;
-        let context = QueryContext {
-            vector,
-            vector_from_caller: vector.is_some(),
-            encoder: crate::hit::Encoder::Given,
-            #[cfg(feature = "model")]
-            embedder: None,
-            now_ms: options.now.unwrap_or_else(crate::searcher::now_ms),
-            reranker: None,
-            expanded: None,
-        };
-        let step = index.search(query, context, options).map_err(js_error)?;
-        to_js(&index.step(step))
+        let step = index
+            .search(query, fragment_context(vector, options), options)
+            .map_err(js_error)?;
+        to_js(&index.step(step, |hits| crate::fragment::FragmentStep {
+            hits: Some(hits),
+            ..Default::default()
+        }))
+    }
+}
+
+/// What a fragmented index's search reads besides its options: the caller's query vector.
+fn fragment_context<'a>(vector: Option<&'a [f32]>, options: &SearchOptions) -> QueryContext<'a> {
+    QueryContext {
+        vector,
+        vector_from_caller: vector.is_some(),
+        encoder: crate::hit::Encoder::Given,
+        #[cfg(feature = "model")]
+        embedder: None,
+        now_ms: options.now.unwrap_or_else(crate::searcher::now_ms),
+        reranker: None,
+        expanded: None,
     }
 }
 

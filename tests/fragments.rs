@@ -1,6 +1,7 @@
 //! The fragmented index against the single file it was cut from: the same hits, to the bit,
-//! whatever the fragment sizes, filters included; a damaged or missing fragment is an error for
-//! the query that needs it while the index keeps answering others; and the CLI writes and reads either layout.
+//! whatever the fragment sizes, filters included, and the same `buildContext`; a damaged or
+//! missing fragment is an error for the query that needs it while the index keeps answering
+//! others; and the CLI writes and reads either layout.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -10,7 +11,7 @@ use std::path::Path;
 use cairn::embed::{Embedder, ModelFiles};
 use cairn::fragment::load::native::Folder;
 use cairn::fragment::write::{self, Options};
-use cairn::hit::{Fuzzy, SearchMode, SearchOptions};
+use cairn::hit::{ContextOptions, Fuzzy, SearchMode, SearchOptions};
 use cairn::index::format;
 use cairn::search::expand::expand;
 use cairn::search::QueryContext;
@@ -138,6 +139,17 @@ fn same_answers(single: &Searcher, dir: &Path, embedder: Option<&Embedder>, mode
                     serde_json::to_value(&got).unwrap(),
                     serde_json::to_value(&expected).unwrap(),
                     "{query:?} with {options:?}"
+                );
+                // A prompt's context, built from the same search.
+                let budget = ContextOptions {
+                    search: options.clone(),
+                    token_budget: 60,
+                    ..ContextOptions::default()
+                };
+                assert_eq!(
+                    serde_json::to_value(folder.build_context(query, context, &budget).unwrap()).unwrap(),
+                    serde_json::to_value(single.build_context(query, &budget).unwrap()).unwrap(),
+                    "buildContext {query:?} with {options:?}"
                 );
             }
         }

@@ -21,7 +21,7 @@ use super::{
 };
 use crate::analyze::Analyzer;
 use crate::error::{Error, Result};
-use crate::hit::{Encoder, SearchHit, SearchMode, SearchOptions};
+use crate::hit::{ContextOptions, ContextResponse, Encoder, ScoreKind, SearchHit, SearchMode, SearchOptions};
 use crate::statics::{RowRequest, StaticTable};
 use crate::index::format::open;
 use crate::index::lexical::{Documents, LexicalIndex, Postings};
@@ -56,14 +56,25 @@ pub struct Fragmented {
     fields: HashMap<u32, Vec<(u32, serde_json::Value)>>,
 }
 
-/// What a search gives: its hits, or the fragments it needs first.
+/// What a search gives: its answer (hits, or a context built from them), or the fragments it
+/// needs first.
 #[derive(Debug)]
-pub enum Step {
-    Hits(Vec<SearchHit>),
+pub enum Step<T = Vec<SearchHit>> {
+    Done(T),
     /// Fragments, and vector records (records fragment, record), to add first.
     Need(Vec<u32>, Vec<(u32, u32)>),
     /// Static rows to add first (`add_static_row`).
     Rows(Vec<RowRequest>),
+}
+
+impl<T> Step<T> {
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Step<U> {
+        match self {
+            Step::Done(t) => Step::Done(f(t)),
+            Step::Need(fragments, records) => Step::Need(fragments, records),
+            Step::Rows(rows) => Step::Rows(rows),
+        }
+    }
 }
 
 pub(super) fn damaged(what: String) -> Error {
@@ -180,13 +191,11 @@ impl Fragmented {
         self.documents.of_chunk.len()
     }
 
-    /// A search's step as the shells hand it on: the hits, or where each fragment needed is.
-    pub fn step(&self, step: Step) -> super::FragmentStep {
+    /// A search's step as the shells hand it on: its answer (`done` puts it in), or where each
+    /// fragment needed is.
+    pub fn step<T>(&self, step: Step<T>, done: impl FnOnce(T) -> super::FragmentStep) -> super::FragmentStep {
         match step {
-            Step::Hits(hits) => super::FragmentStep {
-                hits: Some(hits),
-                need: None,
-            },
+            Step::Done(answer) => done(answer),
             Step::Need(fragments, records) => {
                 let record_length = self.record_length() as u32;
                 let request = |f: u32, record: Option<u32>| {
@@ -201,7 +210,6 @@ impl Fragmented {
                     })
                 };
                 super::FragmentStep {
-                    hits: None,
                     need: Some(
                         fragments
                             .into_iter()
@@ -209,10 +217,10 @@ impl Fragmented {
                             .chain(records.into_iter().filter_map(|(f, r)| request(f, Some(r))))
                             .collect(),
                     ),
+                    ..Default::default()
                 }
             }
             Step::Rows(rows) => super::FragmentStep {
-                hits: None,
                 need: Some(
                     rows.into_iter()
                         .map(|r| super::FragmentRequest {
@@ -225,6 +233,7 @@ impl Fragmented {
                         })
                         .collect(),
                 ),
+                ..Default::default()
             },
         }
     }
@@ -421,8 +430,33 @@ impl Fragmented {
         context: QueryContext<'_>,
         options: &SearchOptions,
     ) -> Result<Step> {
+        Ok(self.answer(query, context, options)?.map(|(hits, _)| hits))
+    }
+
+    /// A prompt's context (`buildContext`) from the hits of its search, as the single file
+    /// builds it; or the fragments that search needs first.
+    pub fn build_context(
+        &self,
+        query: &str,
+        context: QueryContext<'_>,
+        options: &ContextOptions,
+    ) -> Result<Step<ContextResponse>> {
+        let search = search::context::search_options(options);
+        Ok(self
+            .answer(query, context, &search)?
+            .map(|(hits, kind)| search::context::from_hits(&hits, kind, options)))
+    }
+
+    /// [`search`](Self::search)'s hits, with the scale of their scores.
+    fn answer(
+        &self,
+        query: &str,
+        context: QueryContext<'_>,
+        options: &SearchOptions,
+    ) -> Result<Step<(Vec<SearchHit>, ScoreKind)>> {
         search::validate(options)?;
         self.supports(options)?;
+        let filter = options.filter.as_ref().map(filter::Filter::parse).transpose()?;
         let analyzer = Analyzer::new(self.meta.settings.analyzer.clone());
         let mut query_terms = search::analyze_query(&analyzer, query)?;
         let nothing = query_terms.is_empty() && !context.vector_from_caller;
@@ -443,7 +477,7 @@ impl Fragmented {
             search::semantic_vector(self.has_vectors(), context, options, nothing)?
         };
         if nothing {
-            return Ok(Step::Hits(Vec::new()));
+            return Ok(Step::Done((Vec::new(), ScoreKind::Bm25)));
         }
         let lexical_ran = options.mode != SearchMode::Semantic;
 
@@ -472,7 +506,6 @@ impl Fragmented {
         if (vector.is_some() || use_static) && self.centroids.is_none() {
             need.insert(self.meta.centroids_fragment());
         }
-        let filter = options.filter.as_ref().map(filter::Filter::parse).transpose()?;
         if let Some(f) = &filter {
             need.extend(
                 f.fields()
@@ -634,9 +667,8 @@ impl Fragmented {
                 .map(|d| view_documents.iter().map(|&doc| d[doc as usize]).collect()),
         };
         let refs: Vec<&Candidate> = retrieved.candidates.iter().collect();
-        Ok(Step::Hits(search::build_hits(
-            &view, &retrieved, &refs, context, options,
-        )?))
+        let hits = search::build_hits(&view, &retrieved, &refs, context, options)?;
+        Ok(Step::Done((hits, retrieved.score_kind)))
     }
 
     /// Which documents pass `filter`, from the field fragments it names (added before).
@@ -922,7 +954,7 @@ pub mod native {
     use super::{Fragmented, Step};
     use crate::error::{Error, Result};
     use crate::fragment::{META_FILE, PACK_DIR};
-    use crate::hit::{SearchHit, SearchOptions};
+    use crate::hit::{ContextOptions, ContextResponse, SearchHit, SearchOptions};
     use crate::search::QueryContext;
 
     pub fn gunzip(bytes: &[u8], what: &str) -> Result<Vec<u8>> {
@@ -961,9 +993,24 @@ pub mod native {
             context: QueryContext<'_>,
             options: &SearchOptions,
         ) -> Result<Vec<SearchHit>> {
+            self.run(|index| index.search(query, context, options))
+        }
+
+        /// `buildContext`, fetching as [`search`](Self::search) does.
+        pub fn build_context(
+            &mut self,
+            query: &str,
+            context: QueryContext<'_>,
+            options: &ContextOptions,
+        ) -> Result<ContextResponse> {
+            self.run(|index| index.build_context(query, context, options))
+        }
+
+        /// Takes `step`s, adding what each needs, until one answers.
+        fn run<T>(&mut self, step: impl Fn(&Fragmented) -> Result<Step<T>>) -> Result<T> {
             loop {
-                match self.index.search(query, context, options)? {
-                    Step::Hits(hits) => return Ok(hits),
+                match step(&self.index)? {
+                    Step::Done(answer) => return Ok(answer),
                     Step::Need(fragments, records) => {
                         self.rounds += 1;
                         for f in fragments {

@@ -15,7 +15,7 @@ pub mod write;
 use serde::{Deserialize, Serialize};
 use tsify::Tsify;
 
-use crate::hit::{DocType, SearchHit};
+use crate::hit::{ContextResponse, DocType, SearchHit};
 use crate::index::vector::ModelIdentity;
 use crate::index::{Chunk, DocLink, Document, IndexSettings};
 
@@ -295,14 +295,17 @@ pub struct FragmentRequest {
     pub length: u32,
 }
 
-/// What a search of a fragmented index gives: its hits, or the fragments to fetch (and add with
-/// `addFragment`) before asking again.
-#[derive(Debug, Serialize, Tsify)]
+/// What a search of a fragmented index gives: its hits (`search`) or context (`buildContext`),
+/// or the fragments to fetch (and add with `addFragment`) before asking again.
+#[derive(Debug, Default, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct FragmentStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub hits: Option<Vec<SearchHit>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub context: Option<ContextResponse>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub need: Option<Vec<FragmentRequest>>,

@@ -6,8 +6,8 @@
 use super::{build_hits, retrieve, QueryContext};
 use crate::error::Result;
 use crate::hit::{
-    ContextCandidate, ContextOptions, ContextOrder, ContextResponse, RejectReason, SearchHit,
-    SearchOptions,
+    ContextCandidate, ContextOptions, ContextOrder, ContextResponse, RejectReason, ScoreKind,
+    SearchHit, SearchOptions,
 };
 use crate::index::Index;
 
@@ -37,11 +37,7 @@ pub fn build_context(
     context: QueryContext<'_>,
     options: &ContextOptions,
 ) -> Result<ContextResponse> {
-    let search = SearchOptions {
-        highlight: false,
-        related: false,
-        ..options.search.clone()
-    };
+    let search = search_options(options);
     let retrieved = retrieve(index, query, context, &search)?;
     let chosen: Vec<_> = retrieved
         .candidates
@@ -49,7 +45,21 @@ pub fn build_context(
         .take(search.limit as usize)
         .collect();
     let hits = build_hits(index, &retrieved, &chosen, context, &search)?;
+    Ok(from_hits(&hits, retrieved.score_kind, options))
+}
 
+/// The search a context is built from: `options.search` without highlights or related
+/// documents.
+pub fn search_options(options: &ContextOptions) -> SearchOptions {
+    SearchOptions {
+        highlight: false,
+        related: false,
+        ..options.search.clone()
+    }
+}
+
+/// The context of the hits of [`search_options`]'s search (whose scores are `score_kind`).
+pub fn from_hits(hits: &[SearchHit], score_kind: ScoreKind, options: &ContextOptions) -> ContextResponse {
     let mut used = 0u32;
     let mut admitted: Vec<usize> = Vec::new();
     let mut candidates: Vec<ContextCandidate> = Vec::with_capacity(hits.len());
@@ -103,11 +113,11 @@ pub fn build_context(
         prompt_parts.push(candidates[i].prompt_fragment.clone().unwrap_or_default());
     }
     let prompt = prompt_parts.join("\n\n");
-    Ok(ContextResponse {
+    ContextResponse {
         tokens: estimate_tokens(&prompt),
         prompt,
         order: options.order,
-        score_kind: retrieved.score_kind,
+        score_kind,
         candidates,
-    })
+    }
 }
