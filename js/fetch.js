@@ -335,7 +335,7 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
       // static tier, if it has one; so it does when the model's rows for it cannot be fetched.
       search: async (query, options) => fragments.search(query, options, await modelVector(query, options)),
       searchWithVector: (query, vector, options) => fragments.search(query, options, Float32Array.from(vector)),
-      searchDocuments: unsupported("searchDocuments"),
+      searchDocuments: async (query, options) => fragments.searchDocuments(query, options, await modelVector(query, options)),
       buildContext: async (query, options) => fragments.buildContext(query, options, await modelVector(query, options)),
       stats: fragments.stats,
       free: () => index.free(),

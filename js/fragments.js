@@ -155,9 +155,10 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe })
 /**
  * Opens the fragmented index whose meta file's bytes (as fetched) are `metaBytes`, at
  * `metaUrl`, with the wasm class `FragmentedIndex`. Returns { index, search(query, options,
- * vector), buildContext(query, options, vector), stats }: `search` fetches what the query needs
- * and answers with SearchHit[], `buildContext` with a ContextResponse; `stats` counts requests
- * and bytes (as sent over the network, gzip).
+ * vector), searchDocuments(...), buildContext(...), stats }: `search` fetches what the query
+ * needs and answers with SearchHit[], `searchDocuments` with a DocumentSearchResponse,
+ * `buildContext` with a ContextResponse; `stats` counts requests and bytes (as sent over the
+ * network, gzip).
  */
 export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
   const index = FragmentedIndex.fromMeta(await gunzip(metaBytes, "the meta file"));
@@ -196,6 +197,8 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     (await settle(() => (vector ? index.searchWithVector(query, vector, options) : index.search(query, options)))).hits;
   const buildContext = async (query, options, vector) =>
     (await settle(() => index.buildContext(query, options, vector ?? undefined))).context;
+  const searchDocuments = async (query, options, vector) =>
+    (await settle(() => index.searchDocuments(query, options, vector ?? undefined))).documents;
 
-  return { index, search, buildContext, stats };
+  return { index, search, searchDocuments, buildContext, stats };
 }

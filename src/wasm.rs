@@ -36,7 +36,7 @@ use wasm_bindgen_futures::JsFuture;
 #[cfg(feature = "model")]
 use crate::embed::ModelFiles;
 use crate::fragment::load::Fragmented;
-use crate::hit::{ContextOptions, Options, SearchOptions};
+use crate::hit::{ContextOptions, DocumentSearchOptions, Options, SearchOptions};
 use crate::search::QueryContext;
 use crate::Searcher;
 
@@ -396,6 +396,33 @@ impl FragmentedIndex {
         self.step(&query, Some(&vector), &options)
     }
 
+    /// Document search as `SearchIndex.searchDocuments` answers it: `{ documents }`, or
+    /// `{ need }` as `search` gives it. `vector`: the query's embedding, if the page has one.
+    #[wasm_bindgen(js_name = searchDocuments, unchecked_return_type = "FragmentStep")]
+    pub fn search_documents(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "DocumentSearchOptions")] options: Option<
+            JsValue,
+        >,
+        #[wasm_bindgen(unchecked_optional_param_type = "Float32Array | number[]")] vector: Option<
+            JsValue,
+        >,
+    ) -> Result<JsValue, JsError> {
+        let query = string(&query, "the query")?;
+        let options: DocumentSearchOptions = parse_options(options)?;
+        let vector = optional_vector(vector)?;
+        let index = self.borrow()?;
+        let context = fragment_context(vector.as_deref(), &options.search);
+        let step = index
+            .search_documents(&query, context, &options, crate::searcher::now_ms)
+            .map_err(js_error)?;
+        to_js(&index.step(step, |documents| crate::fragment::FragmentStep {
+            documents: Some(documents),
+            ..Default::default()
+        }))
+    }
+
     /// A prompt's context as `SearchIndex.buildContext` builds it: `{ context }`, or `{ need }`
     /// as `search` gives it. `vector`: the query's embedding, if the page has one.
     #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "FragmentStep")]
@@ -409,7 +436,7 @@ impl FragmentedIndex {
     ) -> Result<JsValue, JsError> {
         let query = string(&query, "the query")?;
         let options: ContextOptions = parse_options(options)?;
-        let vector = vector.filter(|v| !v.is_undefined() && !v.is_null()).map(|v| float_array(&v)).transpose()?;
+        let vector = optional_vector(vector)?;
         let index = self.borrow()?;
         let step = index
             .build_context(&query, fragment_context(vector.as_deref(), &options.search), &options)
@@ -591,6 +618,14 @@ impl FragmentedIndex {
             ..Default::default()
         }))
     }
+}
+
+/// A query vector that may be left out (undefined or null).
+fn optional_vector(vector: Option<JsValue>) -> Result<Option<Vec<f32>>, JsError> {
+    vector
+        .filter(|v| !v.is_undefined() && !v.is_null())
+        .map(|v| float_array(&v))
+        .transpose()
 }
 
 /// What a fragmented index's search reads besides its options: the caller's query vector.

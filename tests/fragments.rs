@@ -1,7 +1,7 @@
 //! The fragmented index against the single file it was cut from: the same hits, to the bit,
-//! whatever the fragment sizes, filters included, and the same `buildContext`; a damaged or
-//! missing fragment is an error for the query that needs it while the index keeps answering
-//! others; and the CLI writes and reads either layout.
+//! whatever the fragment sizes, filters included, and the same `searchDocuments` and
+//! `buildContext`; a damaged or missing fragment is an error for the query that needs it while
+//! the index keeps answering others; and the CLI writes and reads either layout.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -11,7 +11,7 @@ use std::path::Path;
 use cairn::embed::{Embedder, ModelFiles};
 use cairn::fragment::load::native::Folder;
 use cairn::fragment::write::{self, Options};
-use cairn::hit::{ContextOptions, Fuzzy, SearchMode, SearchOptions};
+use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, SearchMode, SearchOptions};
 use cairn::index::format;
 use cairn::search::expand::expand;
 use cairn::search::QueryContext;
@@ -151,6 +151,25 @@ fn same_answers(single: &Searcher, dir: &Path, embedder: Option<&Embedder>, mode
                     serde_json::to_value(single.build_context(query, &budget).unwrap()).unwrap(),
                     "buildContext {query:?} with {options:?}"
                 );
+                // Document search: the same documents, chunks and facets (`timing` aside).
+                for (whole, facets) in [(false, vec!["tags", "docType", "year"]), (true, vec![])] {
+                    let documents = DocumentSearchOptions {
+                        search: options.clone(),
+                        only_matching_chunks: !whole,
+                        include_full_docs: whole,
+                        facets: facets.into_iter().map(String::from).collect(),
+                        ..DocumentSearchOptions::default()
+                    };
+                    let untimed = |mut r: cairn::hit::DocumentSearchResponse| {
+                        r.timing = 0.0;
+                        serde_json::to_value(r).unwrap()
+                    };
+                    assert_eq!(
+                        untimed(folder.search_documents(query, context, &documents).unwrap()),
+                        untimed(single.search_documents(query, &documents).unwrap()),
+                        "searchDocuments {query:?} with {documents:?}"
+                    );
+                }
             }
         }
     }

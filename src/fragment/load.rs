@@ -21,13 +21,16 @@ use super::{
 };
 use crate::analyze::Analyzer;
 use crate::error::{Error, Result};
-use crate::hit::{ContextOptions, ContextResponse, Encoder, ScoreKind, SearchHit, SearchMode, SearchOptions};
+use crate::hit::{
+    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, Encoder, ScoreKind,
+    SearchHit, SearchMode, SearchOptions,
+};
 use crate::statics::{RowRequest, StaticTable};
 use crate::index::format::open;
 use crate::index::lexical::{Documents, LexicalIndex, Postings};
 use crate::index::vector::{dot_i8, ScoredChunk};
 use crate::index::{Chunk, DocLink, Document, Index};
-use crate::search::{self, expand, filter, Candidate, QueryContext, Retrieved};
+use crate::search::{self, documents, expand, filter, Candidate, QueryContext, Retrieved};
 
 /// The most chunks a fragmented index may have: a table of that many is a few hundred MB
 /// (a 100k-page site has about a million chunks).
@@ -54,6 +57,30 @@ pub struct Fragmented {
     statics: Option<StaticTable>,
     /// The filterable fields' values added: field fragment → (document, value), by document.
     fields: HashMap<u32, Vec<(u32, serde_json::Value)>>,
+}
+
+/// What rounds 1 to 3 of a search give: the fused candidates, and the lexical index of the
+/// query's shards.
+struct Retrieval {
+    retrieved: Retrieved,
+    /// None for a query with nothing to search.
+    lexical: Option<LexicalIndex>,
+    /// The static tier's vector of the query, when it embedded it (`Some(None)`: none of its
+    /// terms has a row).
+    static_encoding: Option<Option<Vec<f32>>>,
+}
+
+/// The context a search runs in once the static tier has embedded the query, if it did.
+fn with_static<'a>(context: QueryContext<'a>, encoding: &'a Option<Option<Vec<f32>>>) -> QueryContext<'a> {
+    match encoding {
+        Some(vector) => QueryContext {
+            vector: vector.as_deref(),
+            vector_from_caller: false,
+            encoder: Encoder::Static,
+            ..context
+        },
+        None => context,
+    }
 }
 
 /// What a search gives: its answer (hits, or a context built from them), or the fragments it
@@ -447,6 +474,88 @@ impl Fragmented {
             .map(|(hits, kind)| search::context::from_hits(&hits, kind, options)))
     }
 
+    /// Document search (`searchDocuments`) as the single file answers it: the same chunk pool
+    /// grown until it holds enough documents, the same facets (from the field fragments of the
+    /// fields counted) and results (from the text of the documents shown); or the fragments it
+    /// needs first.
+    pub fn search_documents(
+        &self,
+        query: &str,
+        context: QueryContext<'_>,
+        options: &DocumentSearchOptions,
+        clock_ms: impl Fn() -> f64,
+    ) -> Result<Step<DocumentSearchResponse>> {
+        let started = clock_ms();
+        let wanted = documents::documents_wanted(options);
+        let doc_of = |chunk: u32| self.documents.of_chunk[chunk as usize];
+        let mut search = options.search.clone();
+        let mut pool = wanted;
+        let (r, order, matched) = loop {
+            search.candidates = Some(pool.min(search::limits::CANDIDATES as usize) as u32);
+            let r = match self.retrieve(query, context, &search)? {
+                Step::Done(r) => r,
+                Step::Need(fragments, records) => return Ok(Step::Need(fragments, records)),
+                Step::Rows(rows) => return Ok(Step::Rows(rows)),
+            };
+            let (order, matched) = documents::group_by(&r.retrieved.candidates, doc_of);
+            let (candidates, chunks) = (r.retrieved.candidates.len(), self.chunk_count());
+            match documents::next_pool(pool, candidates, chunks, order.len(), wanted) {
+                Some(next) => pool = next,
+                None => break (r, order, matched),
+            }
+        };
+        let fields: BTreeSet<u32> = options
+            .facets
+            .iter()
+            .filter_map(|f| self.meta.field_fragment(f))
+            .filter(|n| !self.fields.contains_key(n))
+            .collect();
+        if !fields.is_empty() {
+            return Ok(Step::Need(fields.into_iter().collect(), Vec::new()));
+        }
+        let facets = documents::facets(&order, &options.facets, |doc, field| self.field_value(doc, field));
+        // The text of the documents shown: their matching chunks, or all their chunks when the
+        // options show them.
+        let shown = &order[..order.len().min(options.search.limit as usize)];
+        let whole = !options.only_matching_chunks || options.include_full_docs;
+        let mut wanted_chunks = BTreeSet::new();
+        for doc in shown {
+            if whole {
+                let first = self.first_chunk[*doc as usize];
+                wanted_chunks.extend(first..first + self.meta.document_chunks[*doc as usize]);
+            } else {
+                wanted_chunks.extend(matched[doc].iter().map(|&(c, _)| c));
+            }
+        }
+        if let Some(need) = self.texts_needed(&wanted_chunks) {
+            return Ok(need);
+        }
+        let results = match r.lexical {
+            Some(lexical) => {
+                let (view, chunk_in_view, view_documents) = self.view(&wanted_chunks, lexical);
+                let doc_in_view: HashMap<u32, u32> =
+                    view_documents.iter().enumerate().map(|(i, &d)| (d, i as u32)).collect();
+                let matched: BTreeMap<u32, Vec<(u32, f32)>> = shown
+                    .iter()
+                    .map(|doc| {
+                        let chunks = matched[doc].iter().map(|&(c, score)| (chunk_in_view[&c], score));
+                        (doc_in_view[doc], chunks.collect())
+                    })
+                    .collect();
+                let shown: Vec<u32> = shown.iter().map(|d| doc_in_view[d]).collect();
+                documents::results(&view, &shown, &matched, &r.retrieved.query_terms, options)
+            }
+            None => Vec::new(),
+        };
+        Ok(Step::Done(DocumentSearchResponse {
+            results,
+            score_kind: r.retrieved.score_kind,
+            timing: clock_ms() - started,
+            total: order.len() as u32,
+            facets,
+        }))
+    }
+
     /// [`search`](Self::search)'s hits, with the scale of their scores.
     fn answer(
         &self,
@@ -454,6 +563,75 @@ impl Fragmented {
         context: QueryContext<'_>,
         options: &SearchOptions,
     ) -> Result<Step<(Vec<SearchHit>, ScoreKind)>> {
+        let r = match self.retrieve(query, context, options)? {
+            Step::Done(r) => r,
+            Step::Need(fragments, records) => return Ok(Step::Need(fragments, records)),
+            Step::Rows(rows) => return Ok(Step::Rows(rows)),
+        };
+        let chosen: Vec<Candidate> = r
+            .retrieved
+            .candidates
+            .iter()
+            .take(options.limit as usize)
+            .cloned()
+            .collect();
+
+        // Round 4: the text of the hits shown, and of their neighbors.
+        let mut wanted = BTreeSet::new();
+        for c in &chosen {
+            let doc = self.documents.of_chunk[c.chunk as usize];
+            let start = self.first_chunk[doc as usize];
+            let end = start + self.meta.document_chunks[doc as usize];
+            let from = c.chunk.saturating_sub(options.expand).max(start);
+            let to = c.chunk.saturating_add(options.expand).min(end - 1);
+            wanted.extend(from..=to);
+        }
+        if let Some(need) = self.texts_needed(&wanted) {
+            return Ok(need);
+        }
+        let Some(lexical) = r.lexical else {
+            return Ok(Step::Done((Vec::new(), r.retrieved.score_kind)));
+        };
+        let (view, chunk_in_view, view_documents) = self.view(&wanted, lexical);
+        let retrieved = Retrieved {
+            candidates: chosen
+                .into_iter()
+                .map(|mut c| {
+                    c.chunk = chunk_in_view[&c.chunk];
+                    c
+                })
+                .collect(),
+            // The filter's mask, over the view's documents: links to the others are left out.
+            documents: r
+                .retrieved
+                .documents
+                .map(|d| view_documents.iter().map(|&doc| d[doc as usize]).collect()),
+            ..r.retrieved
+        };
+        let refs: Vec<&Candidate> = retrieved.candidates.iter().collect();
+        let context = with_static(context, &r.static_encoding);
+        let hits = search::build_hits(&view, &retrieved, &refs, context, options)?;
+        Ok(Step::Done((hits, retrieved.score_kind)))
+    }
+
+    /// The text fragments of `chunks` not added yet, as a step; none when all are in.
+    fn texts_needed<T>(&self, chunks: &BTreeSet<u32>) -> Option<Step<T>> {
+        let need: BTreeSet<u32> = chunks
+            .iter()
+            .map(|&c| self.text_fragment(c))
+            .filter(|f| !self.text.contains_key(f))
+            .collect();
+        (!need.is_empty()).then(|| Step::Need(need.into_iter().collect(), Vec::new()))
+    }
+
+    /// Rounds 1 to 3 of a search: the fused candidates (chunk numbers of the whole index, best
+    /// first), with the lexical index of the query's shards that the view needs.
+    fn retrieve(
+        &self,
+        query: &str,
+        context: QueryContext<'_>,
+        options: &SearchOptions,
+    ) -> Result<Step<Retrieval>> {
         search::validate(options)?;
         self.supports(options)?;
         let filter = options.filter.as_ref().map(filter::Filter::parse).transpose()?;
@@ -477,7 +655,17 @@ impl Fragmented {
             search::semantic_vector(self.has_vectors(), context, options, nothing)?
         };
         if nothing {
-            return Ok(Step::Done((Vec::new(), ScoreKind::Bm25)));
+            return Ok(Step::Done(Retrieval {
+                retrieved: Retrieved {
+                    candidates: Vec::new(),
+                    score_kind: ScoreKind::Bm25,
+                    query_terms,
+                    expansions: Vec::new(),
+                    documents: None,
+                },
+                lexical: None,
+                static_encoding: None,
+            }));
         }
         let lexical_ran = options.mode != SearchMode::Semantic;
 
@@ -523,21 +711,17 @@ impl Fragmented {
             .map(|d| self.documents.of_chunk.iter().map(|&doc| d[doc as usize]).collect());
         let mask = mask.as_deref();
         // The static tier's rows for the query's terms, then its vector.
-        let static_vector;
-        let mut context = context;
+        let mut static_encoding = None;
         if let (true, Some(table)) = (use_static, &self.statics) {
             let terms = self.static_terms(&query_terms);
             let rows = table.missing(&terms);
             if !rows.is_empty() {
                 return Ok(Step::Rows(rows));
             }
-            static_vector = table.encode(&terms);
-            context = QueryContext {
-                vector: static_vector.as_deref(),
-                vector_from_caller: false,
-                encoder: Encoder::Static,
-                ..context
-            };
+            static_encoding = Some(table.encode(&terms));
+        }
+        let context = with_static(context, &static_encoding);
+        if static_encoding.is_some() {
             vector = search::semantic_vector(self.has_vectors(), context, options, nothing)?;
         }
         // Round 2: the word shards a misspelled word is looked for in (the words that share its
@@ -625,62 +809,32 @@ impl Fragmented {
                 query_terms.push(e.term.clone());
             }
         }
-        let chosen: Vec<Candidate> = candidates
-            .into_iter()
-            .take(options.limit as usize)
-            .collect();
-
-        // Round 4: the text of the hits shown, and of their neighbors.
-        let mut wanted = BTreeSet::new();
-        for c in &chosen {
-            let doc = self.documents.of_chunk[c.chunk as usize];
-            let start = self.first_chunk[doc as usize];
-            let end = start + self.meta.document_chunks[doc as usize];
-            let from = c.chunk.saturating_sub(options.expand).max(start);
-            let to = c.chunk.saturating_add(options.expand).min(end - 1);
-            wanted.extend(from..=to);
-        }
-        let need: BTreeSet<u32> = wanted
-            .iter()
-            .map(|&c| self.text_fragment(c))
-            .filter(|f| !self.text.contains_key(f))
-            .collect();
-        if !need.is_empty() {
-            return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
-        }
-
-        let (view, chunk_in_view, view_documents) = self.view(&wanted, lexical);
-        let chosen: Vec<Candidate> = chosen
-            .into_iter()
-            .map(|mut c| {
-                c.chunk = chunk_in_view[&c.chunk];
-                c
-            })
-            .collect();
-        let retrieved = Retrieved {
-            candidates: chosen,
-            score_kind,
-            query_terms,
-            expansions: expanded.expansions,
-            // The filter's mask, over the view's documents: links to the others are left out.
-            documents: documents
-                .map(|d| view_documents.iter().map(|&doc| d[doc as usize]).collect()),
-        };
-        let refs: Vec<&Candidate> = retrieved.candidates.iter().collect();
-        let hits = search::build_hits(&view, &retrieved, &refs, context, options)?;
-        Ok(Step::Done((hits, retrieved.score_kind)))
+        Ok(Step::Done(Retrieval {
+            retrieved: Retrieved {
+                candidates,
+                score_kind,
+                query_terms,
+                expansions: expanded.expansions,
+                documents,
+            },
+            lexical: Some(lexical),
+            static_encoding,
+        }))
     }
 
     /// Which documents pass `filter`, from the field fragments it names (added before).
     fn document_mask(&self, filter: &filter::Filter) -> Vec<bool> {
-        let value = |doc: u32, field: &str| {
-            let values = self.fields.get(&self.meta.field_fragment(field)?)?;
-            let i = values.binary_search_by_key(&doc, |(d, _)| *d).ok()?;
-            Some(values[i].1.clone())
-        };
         (0..self.meta.document_chunks.len() as u32)
-            .map(|doc| filter.matches_values(|field| value(doc, field)))
+            .map(|doc| filter.matches_values(|field| self.field_value(doc, field)))
             .collect()
+    }
+
+    /// `doc`'s value of `field`, from its field fragment (None when it has none, or the
+    /// fragment is not added).
+    fn field_value(&self, doc: u32, field: &str) -> Option<serde_json::Value> {
+        let values = self.fields.get(&self.meta.field_fragment(field)?)?;
+        let i = values.binary_search_by_key(&doc, |(d, _)| *d).ok()?;
+        Some(values[i].1.clone())
     }
 
     /// What a fragmented index cannot do yet, as errors that say what to do instead.
@@ -954,7 +1108,10 @@ pub mod native {
     use super::{Fragmented, Step};
     use crate::error::{Error, Result};
     use crate::fragment::{META_FILE, PACK_DIR};
-    use crate::hit::{ContextOptions, ContextResponse, SearchHit, SearchOptions};
+    use crate::hit::{
+        ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit,
+        SearchOptions,
+    };
     use crate::search::QueryContext;
 
     pub fn gunzip(bytes: &[u8], what: &str) -> Result<Vec<u8>> {
@@ -1004,6 +1161,16 @@ pub mod native {
             options: &ContextOptions,
         ) -> Result<ContextResponse> {
             self.run(|index| index.build_context(query, context, options))
+        }
+
+        /// `searchDocuments`, fetching as [`search`](Self::search) does.
+        pub fn search_documents(
+            &mut self,
+            query: &str,
+            context: QueryContext<'_>,
+            options: &DocumentSearchOptions,
+        ) -> Result<DocumentSearchResponse> {
+            self.run(|index| index.search_documents(query, context, options, crate::searcher::now_ms))
         }
 
         /// Takes `step`s, adding what each needs, until one answers.

@@ -15,7 +15,7 @@ pub mod write;
 use serde::{Deserialize, Serialize};
 use tsify::Tsify;
 
-use crate::hit::{ContextResponse, DocType, SearchHit};
+use crate::hit::{ContextResponse, DocType, DocumentSearchResponse, SearchHit};
 use crate::index::vector::ModelIdentity;
 use crate::index::{Chunk, DocLink, Document, IndexSettings};
 
@@ -295,8 +295,8 @@ pub struct FragmentRequest {
     pub length: u32,
 }
 
-/// What a search of a fragmented index gives: its hits (`search`) or context (`buildContext`),
-/// or the fragments to fetch (and add with `addFragment`) before asking again.
+/// What a search of a fragmented index gives: its hits (`search`), documents
+/// (`searchDocuments`) or context (`buildContext`), or the fragments to fetch (and add with `addFragment`) before asking again.
 #[derive(Debug, Default, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct FragmentStep {
@@ -306,6 +306,9 @@ pub struct FragmentStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub context: Option<ContextResponse>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub documents: Option<DocumentSearchResponse>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub need: Option<Vec<FragmentRequest>>,

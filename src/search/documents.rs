@@ -14,17 +14,7 @@ fn group(
     index: &Index,
     retrieved: &super::Retrieved,
 ) -> (Vec<u32>, BTreeMap<u32, Vec<(u32, f32)>>) {
-    let mut order: Vec<u32> = Vec::new();
-    let mut matched: BTreeMap<u32, Vec<(u32, f32)>> = BTreeMap::new();
-    for c in &retrieved.candidates {
-        let doc = index.chunks[c.chunk as usize].doc;
-        let entry = matched.entry(doc).or_default();
-        if entry.is_empty() {
-            order.push(doc);
-        }
-        entry.push((c.chunk, c.score));
-    }
-    (order, matched)
+    group_by(&retrieved.candidates, |chunk| index.chunks[chunk as usize].doc)
 }
 
 pub fn search_documents(
@@ -38,24 +28,17 @@ pub fn search_documents(
     // The chunk pool is grown until it holds as many documents as a chunk search would have
     // chunks (`candidates`, at least `limit`), or every candidate there is: a long document's
     // chunks cannot crowd the others out of the grouping, `total` or the facets.
-    let wanted = options
-        .search
-        .candidates
-        .unwrap_or(100)
-        .max(options.search.limit) as usize;
+    let wanted = documents_wanted(options);
     let mut search = options.search.clone();
     let mut pool = wanted;
     let (mut retrieved, order, matched) = loop {
         search.candidates = Some(pool.min(super::limits::CANDIDATES as usize) as u32);
         let retrieved = fused(index, query, context, &search)?;
         let (order, matched) = group(index, &retrieved);
-        let exhausted = retrieved.candidates.len() < pool
-            || pool >= index.chunks.len()
-            || pool >= super::limits::CANDIDATES as usize;
-        if order.len() >= wanted || exhausted {
-            break (retrieved, order, matched);
+        match next_pool(pool, retrieved.candidates.len(), index.chunks.len(), order.len(), wanted) {
+            Some(next) => pool = next,
+            None => break (retrieved, order, matched),
         }
-        pool = pool.saturating_mul(4);
     };
     // Reranked once, on the pool that holds enough documents.
     let (order, matched) = if search.rerank.is_some() {
@@ -64,12 +47,72 @@ pub fn search_documents(
     } else {
         (order, matched)
     };
-    let analyzer = index.analyzer();
+    let facets = facets(&order, &options.facets, |doc, field| {
+        super::filter::field_value(index, doc, field)
+    });
+    Ok(DocumentSearchResponse {
+        results: results(index, &order, &matched, &retrieved.query_terms, options),
+        score_kind: retrieved.score_kind,
+        timing: clock_ms() - started,
+        total: order.len() as u32,
+        facets,
+    })
+}
+
+/// How many documents a document search gathers before it stops growing its chunk pool.
+pub(crate) fn documents_wanted(options: &DocumentSearchOptions) -> usize {
+    options
+        .search
+        .candidates
+        .unwrap_or(100)
+        .max(options.search.limit) as usize
+}
+
+/// The next chunk pool of a document search whose pool `pool` gave `candidates` fused
+/// candidates of `chunks` and `documents` of the `wanted` documents; None when it has them
+/// all, or every candidate there is.
+pub(crate) fn next_pool(
+    pool: usize,
+    candidates: usize,
+    chunks: usize,
+    documents: usize,
+    wanted: usize,
+) -> Option<usize> {
+    let exhausted =
+        candidates < pool || pool >= chunks || pool >= super::limits::CANDIDATES as usize;
+    (documents < wanted && !exhausted).then(|| pool.saturating_mul(4))
+}
+
+/// The candidates, best first, as documents in order of their best chunk (`order`), each with
+/// its matching chunks and their scores, best first (`matched`).
+pub(crate) fn group_by(
+    candidates: &[super::Candidate],
+    doc_of: impl Fn(u32) -> u32,
+) -> (Vec<u32>, BTreeMap<u32, Vec<(u32, f32)>>) {
+    let mut order: Vec<u32> = Vec::new();
+    let mut matched: BTreeMap<u32, Vec<(u32, f32)>> = BTreeMap::new();
+    for c in candidates {
+        let entry = matched.entry(doc_of(c.chunk)).or_default();
+        if entry.is_empty() {
+            order.push(doc_of(c.chunk));
+        }
+        entry.push((c.chunk, c.score));
+    }
+    (order, matched)
+}
+
+/// How many of the documents `order` have each value of each of `fields` (an array field
+/// counts each of its items), by the values `value` gives.
+pub(crate) fn facets(
+    order: &[u32],
+    fields: &[String],
+    value: impl Fn(u32, &str) -> Option<serde_json::Value>,
+) -> BTreeMap<String, BTreeMap<String, u32>> {
     let mut facets: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
-    for field in &options.facets {
+    for field in fields {
         let counts = facets.entry(field.clone()).or_default();
-        for &doc in &order {
-            let values = match super::filter::field_value(index, doc, field) {
+        for &doc in order {
+            let values = match value(doc, field) {
                 Some(serde_json::Value::Array(items)) => items,
                 Some(v) => vec![v],
                 None => Vec::new(),
@@ -83,12 +126,25 @@ pub fn search_documents(
             }
         }
     }
+    facets
+}
+
+/// The first `limit` documents of `order` as results, from `index` (which holds them, their
+/// matching chunks, and all their chunks when the options show them).
+pub(crate) fn results(
+    index: &Index,
+    order: &[u32],
+    matched: &BTreeMap<u32, Vec<(u32, f32)>>,
+    query_terms: &[String],
+    options: &DocumentSearchOptions,
+) -> Vec<DocumentResult> {
+    let analyzer = index.analyzer();
     let highlight_terms: &[String] = if options.search.highlight {
-        &retrieved.query_terms
+        query_terms
     } else {
         &[]
     };
-    let results = order
+    order
         .iter()
         .take(options.search.limit as usize)
         .enumerate()
@@ -143,12 +199,5 @@ pub fn search_documents(
                     .flatten(),
             }
         })
-        .collect();
-    Ok(DocumentSearchResponse {
-        results,
-        score_kind: retrieved.score_kind,
-        timing: clock_ms() - started,
-        total: order.len() as u32,
-        facets,
-    })
+        .collect()
 }

@@ -5,8 +5,8 @@
 //     scripts/test.sh): hybrid queries given their vectors stay within the byte figures below,
 //     the vector side reaches recall@10 ≥ 0.95 against the exact scan re-scoring 200, and a
 //     repeated query costs no bytes;
-//   - the fixture docs cut into small fragments: the same hits and `buildContext` (filtered) as
-//     the single file, with range requests and without them (a host that ignores Range), and a damaged or missing fragment
+//   - the fixture docs cut into small fragments: the same hits, `searchDocuments` and
+//     `buildContext` (filtered) as the single file, with range requests and without them (a host that ignores Range), and a damaged or missing fragment
 //     is an error for the query that needs it while the index keeps answering others, and once
 //     the file is whole again, that query too.
 import { test, before, after } from "node:test";
@@ -116,6 +116,10 @@ test("small fragments answer as the single file does, with and without range req
       const budget = { limit: 5, tokenBudget: 60, filter: { tags: ["wasm", "alpine", "setup"] } };
       const context = await page.evaluate(([q, o]) => window.cairn.buildContext(q, o), [query, budget]);
       assert.deepEqual(context, await reference.evaluate(([q, o]) => window.cairn.buildContext(q, o), [query, budget]), `buildContext ${query}`);
+      const grouped = { limit: 3, facets: ["tags", "docType"], onlyMatchingChunks: false };
+      const untimed = ({ timing, ...rest }) => rest;
+      const documents = await page.evaluate(([q, o]) => window.cairn.searchDocuments(q, o), [query, grouped]);
+      assert.deepEqual(untimed(documents), untimed(await reference.evaluate(([q, o]) => window.cairn.searchDocuments(q, o), [query, grouped])), `searchDocuments ${query}`);
     }
     const packs = s.log.filter((r) => r.path.startsWith("/small/p/"));
     assert.ok(packs.length > 0 && packs.every((r) => r.status === (ranges ? 206 : 200)), `ranges ${ranges}`);
