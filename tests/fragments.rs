@@ -1,7 +1,8 @@
 //! The fragmented index against the single file it was cut from: the same hits, to the bit,
-//! whatever the fragment sizes, filters included, and the same `searchDocuments` and
-//! `buildContext`; a damaged or missing fragment is an error for the query that needs it while
-//! the index keeps answering others; and the CLI writes and reads either layout.
+//! whatever the fragment sizes, filters and related documents included, and the same
+//! `searchDocuments` and `buildContext`; a damaged or missing fragment is an error for the
+//! query that needs it while the index keeps answering others; and the CLI writes and reads
+//! either layout.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -95,6 +96,19 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
         },
         SearchOptions {
             filter: Some(serde_json::json!({ "createdAt": { "gte": "2020" } })),
+            ..base.clone()
+        },
+        // Related documents, one and two links away, filtered or not.
+        SearchOptions {
+            limit: 2,
+            related: true,
+            related_hops: 2,
+            max_links: 2,
+            ..base.clone()
+        },
+        SearchOptions {
+            related: true,
+            filter: Some(serde_json::json!({ "tags": "shared" })),
             ..base
         },
     ]

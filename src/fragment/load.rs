@@ -589,29 +589,95 @@ impl Fragmented {
         if let Some(need) = self.texts_needed(&wanted) {
             return Ok(need);
         }
+        // Round 5, with `related`: the documents the hits link to, hop by hop, each by the
+        // chunk `related` shows of it (its best in the pool, else its first), as far as the
+        // hits `related` can show.
+        let direct: Vec<(u32, u32)> = chosen
+            .iter()
+            .map(|c| (self.documents.of_chunk[c.chunk as usize], c.chunk))
+            .collect();
+        if options.related {
+            let allowed = |doc: u32| r.retrieved.documents.as_ref().is_none_or(|d| d[doc as usize]);
+            let most = options.limit.saturating_mul(options.max_links.max(1)) as usize;
+            let mut seen: std::collections::HashSet<u32> = direct.iter().map(|&(d, _)| d).collect();
+            let mut frontier = direct.clone();
+            let mut found = 0;
+            for _ in 0..options.related_hops {
+                if found >= most {
+                    break;
+                }
+                let mut next = Vec::new();
+                for &(doc, chunk) in &frontier {
+                    for to in self.links_from(doc, chunk) {
+                        if allowed(to) && seen.insert(to) {
+                            next.push((to, self.shown_chunk(to, &r.retrieved.candidates)));
+                        }
+                    }
+                }
+                wanted.extend(next.iter().take(most - found).map(|&(_, chunk)| chunk));
+                found += next.len();
+                if let Some(need) = self.texts_needed(&wanted) {
+                    return Ok(need);
+                }
+                frontier = next;
+            }
+        }
         let Some(lexical) = r.lexical else {
             return Ok(Step::Done((Vec::new(), r.retrieved.score_kind)));
         };
         let (view, chunk_in_view, view_documents) = self.view(&wanted, lexical);
-        let retrieved = Retrieved {
-            candidates: chosen
-                .into_iter()
-                .map(|mut c| {
-                    c.chunk = chunk_in_view[&c.chunk];
-                    c
+        let in_view = |candidates: &[Candidate]| -> Vec<Candidate> {
+            candidates
+                .iter()
+                .filter_map(|c| {
+                    let chunk = *chunk_in_view.get(&c.chunk)?;
+                    Some(Candidate { chunk, ..c.clone() })
                 })
-                .collect(),
+                .collect()
+        };
+        let retrieved = Retrieved {
+            candidates: in_view(&chosen),
+            query_terms: r.retrieved.query_terms.clone(),
+            expansions: r.retrieved.expansions.clone(),
             // The filter's mask, over the view's documents: links to the others are left out.
             documents: r
                 .retrieved
                 .documents
+                .as_ref()
                 .map(|d| view_documents.iter().map(|&doc| d[doc as usize]).collect()),
-            ..r.retrieved
+            score_kind: r.retrieved.score_kind,
         };
         let refs: Vec<&Candidate> = retrieved.candidates.iter().collect();
         let context = with_static(context, &r.static_encoding);
-        let hits = search::build_hits(&view, &retrieved, &refs, context, options)?;
+        let mut hits = search::build_hits(&view, &retrieved, &refs, context, options)?;
+        if options.related {
+            // The pool's candidates in the view: each related document's best among them.
+            let pooled = Retrieved {
+                candidates: in_view(&r.retrieved.candidates),
+                ..retrieved
+            };
+            let in_view_doc = |doc: u32| view_documents.binary_search(&doc).unwrap_or_default() as u32;
+            let direct_docs: Vec<u32> = direct.iter().map(|&(d, _)| in_view_doc(d)).collect();
+            let related = search::related_hits(&view, &pooled, &hits, &direct_docs, context, options)?;
+            hits.extend(related);
+            return Ok(Step::Done((hits, pooled.score_kind)));
+        }
         Ok(Step::Done((hits, retrieved.score_kind)))
+    }
+
+    /// The documents `doc` links to, from the text fragment of its chunk `chunk` (added).
+    fn links_from(&self, doc: u32, chunk: u32) -> Vec<u32> {
+        let text = &self.text[&self.text_fragment(chunk)];
+        let mut to: Vec<u32> = text.links.iter().filter(|l| l.from == doc).map(|l| l.to).collect();
+        to.sort_unstable();
+        to
+    }
+
+    /// The chunk `related` shows of a linked document: its best in the pool, else its first.
+    fn shown_chunk(&self, doc: u32, pool: &[Candidate]) -> u32 {
+        pool.iter()
+            .find(|c| self.documents.of_chunk[c.chunk as usize] == doc)
+            .map_or(self.first_chunk[doc as usize], |c| c.chunk)
     }
 
     /// The text fragments of `chunks` not added yet, as a step; none when all are in.
@@ -840,7 +906,6 @@ impl Fragmented {
     /// What a fragmented index cannot do yet, as errors that say what to do instead.
     fn supports(&self, options: &SearchOptions) -> Result<()> {
         let unsupported = [
-            (options.related, "related"),
             (options.recency_weight > 0.0, "recencyWeight"),
             (options.rerank.is_some(), "rerank"),
         ];

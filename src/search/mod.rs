@@ -787,7 +787,7 @@ fn inverse_rel(rel: &str) -> String {
 /// Hits reached by following links (out of each direct hit's document, up to `relatedHops`),
 /// after the direct hits, without touching their scores. A linked document is represented by
 /// its best-ranked chunk in the pool, else its first chunk.
-fn related_hits(
+pub(crate) fn related_hits(
     index: &Index,
     retrieved: &Retrieved,
     direct: &[SearchHit],
