@@ -1,5 +1,5 @@
 //! The fragmented index against the single file it was cut from: the same hits, to the bit,
-//! whatever the fragment sizes, filters and related documents included, and the same
+//! whatever the fragment sizes, filters, recency and related documents included, and the same
 //! `searchDocuments` and `buildContext`; a damaged or missing fragment is an error for the
 //! query that needs it while the index keeps answering others; and the CLI writes and reads
 //! either layout.
@@ -109,6 +109,13 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
         SearchOptions {
             related: true,
             filter: Some(serde_json::json!({ "tags": "shared" })),
+            ..base.clone()
+        },
+        // Recency: each candidate aged by its document's date (the dates fragment).
+        SearchOptions {
+            recency_weight: 2.0,
+            recency_half_life_days: 400.0,
+            explain: true,
             ..base
         },
     ]

@@ -57,6 +57,8 @@ pub struct Fragmented {
     statics: Option<StaticTable>,
     /// The filterable fields' values added: field fragment → (document, value), by document.
     fields: HashMap<u32, Vec<(u32, serde_json::Value)>>,
+    /// The dated documents' dates (the dates fragment, once added), by document.
+    dates: Option<Vec<(u32, i64)>>,
 }
 
 /// What rounds 1 to 3 of a search give: the fused candidates, and the lexical index of the
@@ -130,7 +132,8 @@ impl Fragmented {
             + meta.words.len() as u64
             + meta.text_chunks.len() as u64
             + meta.vectors.as_ref().map_or(0, |v| 1 + 2 * v.partitions as u64)
-            + meta.fields.len() as u64;
+            + meta.fields.len() as u64
+            + meta.dates as u64;
         if meta.document_lengths.len() != meta.document_chunks.len()
             || fragments != expected
             || meta.pack_fragments.len() != meta.packs.len()
@@ -203,6 +206,7 @@ impl Fragmented {
             partitions: HashMap::new(),
             records: HashMap::new(),
             fields: HashMap::new(),
+            dates: None,
         })
     }
 
@@ -399,7 +403,9 @@ impl Fragmented {
                 }
                 self.partitions.insert(number, p);
             }
-            Payload::Field(f) if number >= meta.fields_start() => {
+            Payload::Field(f)
+                if (meta.fields_start()..meta.fields_start() + meta.fields.len() as u32).contains(&number) =>
+            {
                 let documents = meta.document_chunks.len() as u32;
                 let values: Option<Vec<serde_json::Value>> =
                     f.values.iter().map(|v| serde_json::from_str(v).ok()).collect();
@@ -413,6 +419,16 @@ impl Fragmented {
                     }
                     _ => return bad("its documents or values"),
                 }
+            }
+            Payload::Dates(d) if Some(number) == meta.dates_fragment() => {
+                let documents = meta.document_chunks.len() as u32;
+                if d.docs.len() != d.unix_seconds.len()
+                    || d.docs.windows(2).any(|w| w[0] >= w[1])
+                    || d.docs.last().is_some_and(|&doc| doc >= documents)
+                {
+                    return bad("its documents or dates");
+                }
+                self.dates = Some(d.docs.into_iter().zip(d.unix_seconds).collect());
             }
             _ => return bad("it is another kind of fragment"),
         }
@@ -767,6 +783,9 @@ impl Fragmented {
                     .filter(|n| !self.fields.contains_key(n)),
             );
         }
+        if options.recency_weight > 0.0 && self.dates.is_none() {
+            need.extend(self.meta.dates_fragment());
+        }
         if !need.is_empty() {
             return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
         }
@@ -863,13 +882,19 @@ impl Fragmented {
         } else {
             Vec::new()
         };
-        let (candidates, score_kind) = search::fuse_signals(
+        let (mut candidates, score_kind) = search::fuse_signals(
             &lexical_hits,
             &semantic_hits,
             lexical_ran,
             vector.is_some(),
             options,
         );
+        search::boost_recency(&mut candidates, options, |chunk| {
+            let doc = self.documents.of_chunk[chunk as usize];
+            let dates = self.dates.as_deref()?;
+            let i = dates.binary_search_by_key(&doc, |&(d, _)| d).ok()?;
+            Some(search::days_since(dates[i].1, context.now_ms))
+        });
         for e in &expanded.expansions {
             if !query_terms.contains(&e.term) {
                 query_terms.push(e.term.clone());
@@ -906,7 +931,6 @@ impl Fragmented {
     /// What a fragmented index cannot do yet, as errors that say what to do instead.
     fn supports(&self, options: &SearchOptions) -> Result<()> {
         let unsupported = [
-            (options.recency_weight > 0.0, "recencyWeight"),
             (options.rerank.is_some(), "rerank"),
         ];
         if let Some((_, name)) = unsupported.iter().find(|(on, _)| *on) {

@@ -61,6 +61,8 @@ pub struct Meta {
     /// ascending: field i's values are fragment `fields_start() + i`, fetched only by a search
     /// whose filter names it.
     pub fields: Vec<String>,
+    /// Whether the dates fragment (after the field fragments) exists: some document is dated.
+    pub dates: bool,
 }
 
 /// The vector side: IVF centroids in one fragment, then a partition per centroid.
@@ -90,6 +92,15 @@ pub enum Payload {
     Centroids(Centroids),
     Partition(Partition),
     Field(FieldValues),
+    Dates(DocumentDates),
+}
+
+/// Each dated document's date (its `updated`, else its `created`) in seconds since 1970, by
+/// document (ascending): what `recencyWeight` ages candidates by.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct DocumentDates {
+    pub docs: Vec<u32>,
+    pub unix_seconds: Vec<i64>,
 }
 
 /// Every document's value of one field a `filter` can name, by document (ascending): a
@@ -261,6 +272,11 @@ impl Meta {
     pub fn field_fragment(&self, field: &str) -> Option<u32> {
         let i = self.fields.binary_search_by(|f| f.as_str().cmp(field)).ok()?;
         Some(self.fields_start() + i as u32)
+    }
+
+    /// The dates fragment's number, if the index has one.
+    pub fn dates_fragment(&self) -> Option<u32> {
+        self.dates.then(|| self.fields_start() + self.fields.len() as u32)
     }
 
     /// The term shard that holds `term`, if any could.

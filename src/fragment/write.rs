@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{
-    binary_code, Centroids, FieldValues, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
+    binary_code, Centroids, DocumentDates, FieldValues, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
     TermShard, TextFragment, WordShard, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
 };
 use crate::error::{Error, Result};
@@ -95,12 +95,12 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     encoded.extend(raw);
     // The filterable fields' values, a fragment a field (numbered after the records).
     let (fields, values) = field_values(index);
-    for values in values {
+    let dates = document_dates(index);
+    let has_dates = !dates.docs.is_empty();
+    let last = has_dates.then_some(Payload::Dates(dates));
+    for payload in values.into_iter().map(Payload::Field).chain(last) {
         let number = encoded.len() as u32;
-        encoded.push(encode(&Fragment {
-            number,
-            payload: Payload::Field(values),
-        })?);
+        encoded.push(encode(&Fragment { number, payload })?);
     }
     let mut hash = Sha256::new();
     let mut packs: Vec<(String, Vec<u8>)> = Vec::new();
@@ -143,6 +143,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         pack_fragments,
         fragment_lengths: encoded.iter().map(|b| b.len() as u32).collect(),
         fields,
+        dates: has_dates,
     };
     let payload = postcard::to_allocvec(&meta)
         .map_err(|e| Error::InvalidIndex(format!("could not encode the meta file: {e}")))?;
@@ -354,6 +355,18 @@ fn field_values(index: &Index) -> (Vec<String>, Vec<FieldValues>) {
         }
     }
     fields.into_iter().unzip()
+}
+
+/// Each dated document's date (updated, else created).
+fn document_dates(index: &Index) -> DocumentDates {
+    let mut dates = DocumentDates::default();
+    for (doc, d) in index.documents.iter().enumerate() {
+        if let Some(at) = d.updated.as_ref().or(d.created.as_ref()) {
+            dates.docs.push(doc as u32);
+            dates.unix_seconds.push(at.unix_seconds);
+        }
+    }
+    dates
 }
 
 /// How many partitions a query scans by default: as many as scan about 2,500 codes (126 kB;

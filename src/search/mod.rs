@@ -223,17 +223,9 @@ pub fn fused(
 
     let (mut candidates, score_kind) =
         fuse_signals(&lexical, &semantic, lexical_ran, semantic_vector.is_some(), options);
-    if options.recency_weight > 0.0 {
-        for c in &mut candidates {
-            if let Some(age) = age_days(index, index.chunks[c.chunk as usize].doc, context.now_ms) {
-                c.recency_factor = 1.0
-                    + options.recency_weight
-                        * (-(age as f32) / options.recency_half_life_days).exp2();
-                c.score *= c.recency_factor;
-            }
-        }
-        top_k(&mut candidates, usize::MAX, |c| c.score, |c| c.chunk);
-    }
+    boost_recency(&mut candidates, options, |chunk| {
+        age_days(index, index.chunks[chunk as usize].doc, context.now_ms)
+    });
     Ok(Retrieved {
         candidates,
         score_kind,
@@ -446,8 +438,34 @@ pub(crate) fn validate(options: &SearchOptions) -> Result<()> {
 pub fn age_days(index: &Index, doc: u32, now_ms: f64) -> Option<u32> {
     let document = &index.documents[doc as usize];
     let at = document.updated.as_ref().or(document.created.as_ref())?;
-    let days = (now_ms / 1000.0 - at.unix_seconds as f64) / 86_400.0;
-    Some(days.max(0.0).floor() as u32)
+    Some(days_since(at.unix_seconds, now_ms))
+}
+
+/// Whole days from `unix_seconds` to `now_ms` (0 for a date in the future).
+pub(crate) fn days_since(unix_seconds: i64, now_ms: f64) -> u32 {
+    let days = (now_ms / 1000.0 - unix_seconds as f64) / 86_400.0;
+    days.max(0.0).floor() as u32
+}
+
+/// With `recencyWeight`, multiplies each candidate's score by 1 + weight × 2^(−age / half-life)
+/// (the age of its document in days, which `age` gives by chunk; undated documents keep their
+/// score) and orders the candidates again.
+pub(crate) fn boost_recency(
+    candidates: &mut Vec<Candidate>,
+    options: &SearchOptions,
+    age: impl Fn(u32) -> Option<u32>,
+) {
+    if options.recency_weight <= 0.0 {
+        return;
+    }
+    for c in candidates.iter_mut() {
+        if let Some(age) = age(c.chunk) {
+            c.recency_factor =
+                1.0 + options.recency_weight * (-(age as f32) / options.recency_half_life_days).exp2();
+            c.score *= c.recency_factor;
+        }
+    }
+    top_k(candidates, usize::MAX, |c| c.score, |c| c.chunk);
 }
 
 /// Builds the hits for `chosen` candidates (in order), doing only what the options ask for.
