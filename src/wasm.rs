@@ -417,10 +417,10 @@ impl FragmentedIndex {
         let step = index
             .search_documents(&query, context, &options, crate::searcher::now_ms)
             .map_err(js_error)?;
-        to_js(&index.step(step, |documents| crate::fragment::FragmentStep {
+        to_js(&index.step(step.map(|documents| crate::fragment::FragmentStep {
             documents: Some(documents),
             ..Default::default()
-        }))
+        })))
     }
 
     /// A prompt's context as `SearchIndex.buildContext` builds it: `{ context }`, or `{ need }`
@@ -441,10 +441,10 @@ impl FragmentedIndex {
         let step = index
             .build_context(&query, fragment_context(vector.as_deref(), &options.search), &options)
             .map_err(js_error)?;
-        to_js(&index.step(step, |context| crate::fragment::FragmentStep {
+        to_js(&index.step(step.map(|context| crate::fragment::FragmentStep {
             context: Some(context),
             ..Default::default()
-        }))
+        })))
     }
 
     /// Adds fragment `fragment` from its bytes (gzip undone). A fragment that is damaged, or is
@@ -613,10 +613,10 @@ impl FragmentedIndex {
         let step = index
             .search(query, fragment_context(vector, options), options)
             .map_err(js_error)?;
-        to_js(&index.step(step, |hits| crate::fragment::FragmentStep {
+        to_js(&index.step(step.map(|hits| crate::fragment::FragmentStep {
             hits: Some(hits),
             ..Default::default()
-        }))
+        })))
     }
 }
 

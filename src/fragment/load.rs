@@ -222,11 +222,11 @@ impl Fragmented {
         self.documents.of_chunk.len()
     }
 
-    /// A search's step as the shells hand it on: its answer (`done` puts it in), or where each
-    /// fragment needed is.
-    pub fn step<T>(&self, step: Step<T>, done: impl FnOnce(T) -> super::FragmentStep) -> super::FragmentStep {
+    /// A search's step as the shells hand it on: its answer (put in a `FragmentStep` by
+    /// `Step::map`), or where each fragment needed is.
+    pub fn step(&self, step: Step<super::FragmentStep>) -> super::FragmentStep {
         match step {
-            Step::Done(answer) => done(answer),
+            Step::Done(answer) => answer,
             Step::Need(fragments, records) => {
                 let record_length = self.record_length() as u32;
                 let request = |f: u32, record: Option<u32>| {
@@ -513,7 +513,7 @@ impl Fragmented {
                 Step::Need(fragments, records) => return Ok(Step::Need(fragments, records)),
                 Step::Rows(rows) => return Ok(Step::Rows(rows)),
             };
-            let (order, matched) = documents::group_by(&r.retrieved.candidates, doc_of);
+            let (order, matched) = documents::group_by(&r.retrieved.candidates, &doc_of);
             let (candidates, chunks) = (r.retrieved.candidates.len(), self.chunk_count());
             match documents::next_pool(pool, candidates, chunks, order.len(), wanted) {
                 Some(next) => pool = next,
@@ -529,7 +529,7 @@ impl Fragmented {
         if !fields.is_empty() {
             return Ok(Step::Need(fields.into_iter().collect(), Vec::new()));
         }
-        let facets = documents::facets(&order, &options.facets, |doc, field| self.field_value(doc, field));
+        let facets = documents::facets(&order, &options.facets, &|doc, field| self.field_value(doc, field));
         // The text of the documents shown: their matching chunks, or all their chunks when the
         // options show them.
         let shown = &order[..order.len().min(options.search.limit as usize)];
@@ -889,7 +889,7 @@ impl Fragmented {
             vector.is_some(),
             options,
         );
-        search::boost_recency(&mut candidates, options, |chunk| {
+        search::boost_recency(&mut candidates, options, &|chunk| {
             let doc = self.documents.of_chunk[chunk as usize];
             let dates = self.dates.as_deref()?;
             let i = dates.binary_search_by_key(&doc, |&(d, _)| d).ok()?;
@@ -916,7 +916,7 @@ impl Fragmented {
     /// Which documents pass `filter`, from the field fragments it names (added before).
     fn document_mask(&self, filter: &filter::Filter) -> Vec<bool> {
         (0..self.meta.document_chunks.len() as u32)
-            .map(|doc| filter.matches_values(|field| self.field_value(doc, field)))
+            .map(|doc| filter.matches_values(&|field| self.field_value(doc, field)))
             .collect()
     }
 

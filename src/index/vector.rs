@@ -80,9 +80,42 @@ struct GraphParts {
     ef_search: usize,
     points: Vec<Embedding>,
     /// Layer 0: 64 neighbor slots a point (two arrays of 32: serde's largest).
-    zero: Vec<([u32; 32], [u32; 32])>,
+    zero: Vec<(Slots, Slots)>,
     /// The layers above, lowest first: 32 neighbor slots a point.
-    layers: Vec<Vec<[u32; 32]>>,
+    layers: Vec<Vec<Slots>>,
+}
+
+/// 32 neighbor slots, encoded as serde encodes `[u32; 32]` (a tuple of 32), but decoded by a
+/// loop: serde's own decoder for arrays is unrolled, 5 kB of every page's wasm.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Slots([u32; 32]);
+
+impl Serialize for Slots {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Slots {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Slots;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("32 neighbor slots")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Slots, A::Error> {
+                let mut slots = [0u32; 32];
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    *slot = seq
+                        .next_element()?
+                        .ok_or_else(|| serde::de::Error::invalid_length(i, &self))?;
+                }
+                Ok(Slots(slots))
+            }
+        }
+        deserializer.deserialize_tuple(32, Visitor)
+    }
 }
 
 /// An empty neighbor slot; slots after it are unused.
@@ -111,7 +144,7 @@ impl GraphParts {
         if !self
             .zero
             .iter()
-            .all(|(a, b)| in_range(a, points) && in_range(b, points))
+            .all(|(a, b)| in_range(&a.0, points) && in_range(&b.0, points))
         {
             return Err(
                 "a point of the vector graph's lowest layer names a neighbor it does not have"
@@ -129,7 +162,7 @@ impl GraphParts {
                     layer.len()
                 ));
             }
-            if !layer.iter().all(|slots| in_range(slots, layer.len())) {
+            if !layer.iter().all(|slots| in_range(&slots.0, layer.len())) {
                 return Err(format!(
                     "a point of layer {} of the vector graph names a neighbor outside it",
                     i + 1
@@ -729,19 +762,19 @@ mod tests {
                 .map_err(|e| e.to_string())
         };
         assert!(decode(&parts).is_ok());
-        parts.zero[5].0[0] = 300;
+        parts.zero[5].0 .0[0] = 300;
         assert!(
             decode(&parts).is_err(),
             "a lowest-layer neighbor past the last point"
         );
-        parts.zero[5].0[0] = 1;
+        parts.zero[5].0 .0[0] = 1;
         let top = parts.layers.len() - 1;
-        parts.layers[top][0][0] = parts.layers[top].len() as u32;
+        parts.layers[top][0].0[0] = parts.layers[top].len() as u32;
         assert!(
             decode(&parts).is_err(),
             "an upper-layer neighbor outside its layer"
         );
-        parts.layers[top][0][0] = NO_POINT;
+        parts.layers[top][0].0[0] = NO_POINT;
         parts.layers.push(Vec::new());
         assert!(decode(&parts).is_err(), "an empty top layer");
         parts.layers.pop();

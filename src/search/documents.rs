@@ -14,7 +14,7 @@ fn group(
     index: &Index,
     retrieved: &super::Retrieved,
 ) -> (Vec<u32>, BTreeMap<u32, Vec<(u32, f32)>>) {
-    group_by(&retrieved.candidates, |chunk| index.chunks[chunk as usize].doc)
+    group_by(&retrieved.candidates, &|chunk| index.chunks[chunk as usize].doc)
 }
 
 pub fn search_documents(
@@ -47,7 +47,7 @@ pub fn search_documents(
     } else {
         (order, matched)
     };
-    let facets = facets(&order, &options.facets, |doc, field| {
+    let facets = facets(&order, &options.facets, &|doc, field| {
         super::filter::field_value(index, doc, field)
     });
     Ok(DocumentSearchResponse {
@@ -87,7 +87,7 @@ pub(crate) fn next_pool(
 /// its matching chunks and their scores, best first (`matched`).
 pub(crate) fn group_by(
     candidates: &[super::Candidate],
-    doc_of: impl Fn(u32) -> u32,
+    doc_of: &dyn Fn(u32) -> u32,
 ) -> (Vec<u32>, BTreeMap<u32, Vec<(u32, f32)>>) {
     let mut order: Vec<u32> = Vec::new();
     let mut matched: BTreeMap<u32, Vec<(u32, f32)>> = BTreeMap::new();
@@ -106,7 +106,7 @@ pub(crate) fn group_by(
 pub(crate) fn facets(
     order: &[u32],
     fields: &[String],
-    value: impl Fn(u32, &str) -> Option<serde_json::Value>,
+    value: &dyn Fn(u32, &str) -> Option<serde_json::Value>,
 ) -> BTreeMap<String, BTreeMap<String, u32>> {
     let mut facets: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
     for field in fields {

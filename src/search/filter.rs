@@ -65,7 +65,7 @@ impl Filter {
     }
 
     pub fn matches(&self, index: &Index, doc: u32) -> bool {
-        self.matches_values(|field| field_value(index, doc, field))
+        self.matches_values(&|field| field_value(index, doc, field))
     }
 
     /// The fields the filter names.
@@ -74,7 +74,8 @@ impl Filter {
     }
 
     /// Whether a document whose field values `value` gives passes.
-    pub fn matches_values(&self, value: impl Fn(&str) -> Option<Value>) -> bool {
+    /// (`dyn`: one copy of this code in the wasm for every caller.)
+    pub fn matches_values(&self, value: &dyn Fn(&str) -> Option<Value>) -> bool {
         self.fields.iter().all(|(field, condition)| {
             let value = value(field);
             match (condition, value) {

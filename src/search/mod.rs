@@ -223,7 +223,7 @@ pub fn fused(
 
     let (mut candidates, score_kind) =
         fuse_signals(&lexical, &semantic, lexical_ran, semantic_vector.is_some(), options);
-    boost_recency(&mut candidates, options, |chunk| {
+    boost_recency(&mut candidates, options, &|chunk| {
         age_days(index, index.chunks[chunk as usize].doc, context.now_ms)
     });
     Ok(Retrieved {
@@ -453,7 +453,7 @@ pub(crate) fn days_since(unix_seconds: i64, now_ms: f64) -> u32 {
 pub(crate) fn boost_recency(
     candidates: &mut Vec<Candidate>,
     options: &SearchOptions,
-    age: impl Fn(u32) -> Option<u32>,
+    age: &dyn Fn(u32) -> Option<u32>,
 ) {
     if options.recency_weight <= 0.0 {
         return;
