@@ -46,7 +46,15 @@ fn options() -> Vec<SearchOptions> {
     vec![
         base.clone(),
         SearchOptions { highlight: true, explain: true, expand: 2, prefix: true, fuzzy: Fuzzy::On(true), include_summary: false, ..base.clone() },
-        SearchOptions { mode: SearchMode::Semantic, probes: Some(2), rescore: Some(3), ..base },
+        SearchOptions { mode: SearchMode::Semantic, probes: Some(2), rescore: Some(3), ..base.clone() },
+        // Field fragments, the dates fragment, and related documents' text, hop by hop.
+        SearchOptions {
+            filter: Some(serde_json::json!({ "docType": ["md", "text"], "createdAt": { "gte": "1970" } })),
+            recency_weight: 1.0,
+            related: true,
+            related_hops: 2,
+            ..base
+        },
     ]
 }
 
@@ -59,7 +67,7 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
             for _round in 0..8 {
                 let context = QueryContext { vector: vector.as_deref(), vector_from_caller: false, now_ms: 0.0, ..QueryContext::default() };
                 match index.search(query, context, &options) {
-                    Ok(Step::Hits(hits)) => {
+                    Ok(Step::Done(hits)) => {
                         hits.iter().for_each(check_hit);
                         break;
                     }
