@@ -75,7 +75,7 @@ for (const [i, query] of queries.entries()) {
   const vector = vectors ? vectors.subarray(i * dim, (i + 1) * dim) : null;
   const options = { limit: 10, mode: vector ? "hybrid" : "lexical", probes, ...extra };
   const started = performance.now();
-  const hits = await fragments.search(query, options, vector);
+  const hits = await fragments.search(query, options, vector, Boolean(vector));
   const ms = performance.now() - started;
   const requests = log.slice(before);
   const byRound = new Map();
@@ -101,7 +101,7 @@ for (const [i, query] of queries.entries()) {
       const semantic = { ...options, mode: "semantic" };
       const exact = new Set(single.searchWithVector(query, vector, semantic).map((h) => h.id));
       const before = log.length;
-      const found = await fragments.search(query, semantic, vector);
+      const found = await fragments.search(query, semantic, vector, Boolean(vector));
       log.length = before;
       recall.push(found.filter((h) => exact.has(h.id)).length / Math.max(1, exact.size));
     }

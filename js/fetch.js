@@ -334,7 +334,7 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
       // Until the model is in (or with encoder: "static"), the index embeds the query with its
       // static tier, if it has one; so it does when the model's rows for it cannot be fetched.
       search: async (query, options) => fragments.search(query, options, await modelVector(query, options)),
-      searchWithVector: (query, vector, options) => fragments.search(query, options, Float32Array.from(vector)),
+      searchWithVector: (query, vector, options) => fragments.search(query, options, Float32Array.from(vector), true),
       searchDocuments: async (query, options) => fragments.searchDocuments(query, options, await modelVector(query, options)),
       buildContext: async (query, options) => fragments.buildContext(query, options, await modelVector(query, options)),
       stats: fragments.stats,

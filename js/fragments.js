@@ -11,8 +11,9 @@
 // build invalidates them and a second visit costs nothing.
 
 const CACHE_PREFIX = "cairn-fragments-";
-/** Rounds one search may take before it is an error (it needs at most five). */
-const MAX_ROUNDS = 6;
+/** Rounds one search may take before it is an error: a plain query needs at most five;
+ * `related` adds one a hop, document search one each time it grows its pool. */
+const MAX_ROUNDS = 16;
 
 /** `bytes` with gzip undone. */
 export async function gunzip(bytes, what) {
@@ -193,8 +194,9 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
     throw new Error(`the search did not settle after ${MAX_ROUNDS} rounds of fragments; the index is inconsistent, build it again`);
   }
 
-  const search = async (query, options, vector) =>
-    (await settle(() => (vector ? index.searchWithVector(query, vector, options) : index.search(query, options)))).hits;
+  // `vector`: the page's model's embedding of the query; `given`: the caller's instead.
+  const search = async (query, options, vector, given = false) =>
+    (await settle(() => (given ? index.searchWithVector(query, vector, options) : index.search(query, options, vector ?? undefined)))).hits;
   const buildContext = async (query, options, vector) =>
     (await settle(() => index.buildContext(query, options, vector ?? undefined))).context;
   const searchDocuments = async (query, options, vector) =>

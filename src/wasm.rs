@@ -372,14 +372,20 @@ impl FragmentedIndex {
 
     /// Searches with the fragments added so far: `{ hits }`, or `{ need }`, the fragments to
     /// fetch and add before searching again.
+    /// `vector`: the model's embedding of the query, when the page's model made one (hits then
+    /// say `encoder: "model"`, as the single file's do).
     #[wasm_bindgen(unchecked_return_type = "FragmentStep")]
     pub fn search(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "Float32Array | number[]")] vector: Option<
+            JsValue,
+        >,
     ) -> Result<JsValue, JsError> {
         let (query, options) = query_and_options(&query, options)?;
-        self.step(&query, None, &options)
+        let vector = optional_vector(vector)?;
+        self.step(&query, fragment_context(vector.as_deref(), false, &options), &options)
     }
 
     /// [`search`](Self::search) with a query embedding computed elsewhere (L2-normalized, by
@@ -393,7 +399,7 @@ impl FragmentedIndex {
     ) -> Result<JsValue, JsError> {
         let (query, vector) = (string(&query, "the query")?, float_array(&vector)?);
         let options = parse_options(options)?;
-        self.step(&query, Some(&vector), &options)
+        self.step(&query, fragment_context(Some(&vector), true, &options), &options)
     }
 
     /// Document search as `SearchIndex.searchDocuments` answers it: `{ documents }`, or
@@ -413,7 +419,7 @@ impl FragmentedIndex {
         let options: DocumentSearchOptions = parse_options(options)?;
         let vector = optional_vector(vector)?;
         let index = self.borrow()?;
-        let context = fragment_context(vector.as_deref(), &options.search);
+        let context = fragment_context(vector.as_deref(), false, &options.search);
         let step = index
             .search_documents(&query, context, &options, crate::searcher::now_ms)
             .map_err(js_error)?;
@@ -439,7 +445,7 @@ impl FragmentedIndex {
         let vector = optional_vector(vector)?;
         let index = self.borrow()?;
         let step = index
-            .build_context(&query, fragment_context(vector.as_deref(), &options.search), &options)
+            .build_context(&query, fragment_context(vector.as_deref(), false, &options.search), &options)
             .map_err(js_error)?;
         to_js(&index.step(step.map(|context| crate::fragment::FragmentStep {
             context: Some(context),
@@ -606,13 +612,11 @@ impl FragmentedIndex {
     fn step(
         &self,
         query: &str,
-        vector: Option<&[f32]>,
+        context: QueryContext<'_>,
         options: &SearchOptions,
     ) -> Result<JsValue, JsError> {
         let index = self.borrow()?;
-        let step = index
-            .search(query, fragment_context(vector, options), options)
-            .map_err(js_error)?;
+        let step = index.search(query, context, options).map_err(js_error)?;
         to_js(&index.step(step.map(|hits| crate::fragment::FragmentStep {
             hits: Some(hits),
             ..Default::default()
@@ -628,12 +632,21 @@ fn optional_vector(vector: Option<JsValue>) -> Result<Option<Vec<f32>>, JsError>
         .transpose()
 }
 
-/// What a fragmented index's search reads besides its options: the caller's query vector.
-fn fragment_context<'a>(vector: Option<&'a [f32]>, options: &SearchOptions) -> QueryContext<'a> {
+/// What a fragmented index's search reads besides its options: the query's vector, made by
+/// the page's model or (`from_caller`) given by the caller as `searchWithVector`'s.
+fn fragment_context<'a>(
+    vector: Option<&'a [f32]>,
+    from_caller: bool,
+    options: &SearchOptions,
+) -> QueryContext<'a> {
     QueryContext {
         vector,
-        vector_from_caller: vector.is_some(),
-        encoder: crate::hit::Encoder::Given,
+        vector_from_caller: from_caller,
+        encoder: if from_caller {
+            crate::hit::Encoder::Given
+        } else {
+            crate::hit::Encoder::Model
+        },
         #[cfg(feature = "model")]
         embedder: None,
         now_ms: options.now.unwrap_or_else(crate::searcher::now_ms),

@@ -1,9 +1,10 @@
 //! Searching a fragmented index with the fragments loaded so far. A search either answers or
 //! names the fragments (and vector records) it still needs; the shell fetches those in
-//! parallel, adds them and asks again. A query costs at most five rounds (terms and centroids;
-//! the static rows of its terms, when the static tier embeds it; typo words and partitions;
-//! expansions and vector records; its hits' text), a round with nothing to fetch costs none,
-//! and a fragment already loaded costs nothing.
+//! parallel, adds them and asks again. A plain query costs at most five rounds (terms and
+//! centroids; the static rows of its terms, when the static tier embeds it; typo words and
+//! partitions; expansions and vector records; its hits' text); `related` adds a round of text a
+//! hop, document search a round each time it grows its pool, and a round with nothing to fetch
+//! costs none, as does a fragment already loaded.
 //!
 //! Lexical ranking is the single file's to the bit: term shards carry each posting's chunk
 //! length and the meta the document table, so `LexicalIndex::search_words` runs on the same
@@ -70,6 +71,11 @@ struct Retrieval {
     /// The static tier's vector of the query, when it embedded it (`Some(None)`: none of its
     /// terms has a row).
     static_encoding: Option<Option<Vec<f32>>>,
+}
+
+/// Where each document of a view is in it (`view` gives them in order).
+fn positions(documents: &[u32]) -> HashMap<u32, u32> {
+    documents.iter().enumerate().map(|(i, &d)| (d, i as u32)).collect()
 }
 
 /// The context a search runs in once the static tier has embedded the query, if it did.
@@ -308,6 +314,8 @@ impl Fragmented {
             + self.partitions.len()
             + self.records.len()
             + self.centroids.is_some() as usize
+            + self.fields.len()
+            + self.dates.is_some() as usize
     }
 
     /// Adds fragment `number` from its bytes (after gzip), checking that it is that fragment
@@ -329,7 +337,7 @@ impl Fragmented {
         let text_start = meta.text_start();
         let centroids = meta.centroids_fragment();
         match fragment.payload {
-            Payload::Terms(shard) if number < text_start => {
+            Payload::Terms(shard) if number < meta.words_start() => {
                 let n = shard.terms.len();
                 let next = meta.terms.get(number as usize + 1);
                 if shard.terms.first() != Some(&meta.terms[number as usize])
@@ -370,6 +378,7 @@ impl Fragmented {
                 let known = |d: u32| {
                     docs.contains(&d) || text.linked.iter().any(|(l, _)| *l == d)
                 };
+                let documents = meta.document_chunks.len() as u32;
                 if text.first_chunk != self.text_starts[i]
                     || text.first_chunk as u64 + text.chunks.len() as u64 != end
                     || text.chunks.iter().enumerate().any(|(k, c)| {
@@ -380,6 +389,7 @@ impl Fragmented {
                         .links
                         .iter()
                         .any(|l| !known(l.from) || !known(l.to))
+                    || docs.iter().chain(text.linked.iter().map(|(d, _)| d)).any(|&d| d >= documents)
                 {
                     return bad("its chunks, documents or links");
                 }
@@ -549,8 +559,7 @@ impl Fragmented {
         let results = match r.lexical {
             Some(lexical) => {
                 let (view, chunk_in_view, view_documents) = self.view(&wanted_chunks, lexical);
-                let doc_in_view: HashMap<u32, u32> =
-                    view_documents.iter().enumerate().map(|(i, &d)| (d, i as u32)).collect();
+                let doc_in_view = positions(&view_documents);
                 let matched: BTreeMap<u32, Vec<(u32, f32)>> = shown
                     .iter()
                     .map(|doc| {
@@ -613,29 +622,8 @@ impl Fragmented {
             .map(|c| (self.documents.of_chunk[c.chunk as usize], c.chunk))
             .collect();
         if options.related {
-            let allowed = |doc: u32| r.retrieved.documents.as_ref().is_none_or(|d| d[doc as usize]);
-            let most = options.limit.saturating_mul(options.max_links.max(1)) as usize;
-            let mut seen: std::collections::HashSet<u32> = direct.iter().map(|&(d, _)| d).collect();
-            let mut frontier = direct.clone();
-            let mut found = 0;
-            for _ in 0..options.related_hops {
-                if found >= most {
-                    break;
-                }
-                let mut next = Vec::new();
-                for &(doc, chunk) in &frontier {
-                    for to in self.links_from(doc, chunk) {
-                        if allowed(to) && seen.insert(to) {
-                            next.push((to, self.shown_chunk(to, &r.retrieved.candidates)));
-                        }
-                    }
-                }
-                wanted.extend(next.iter().take(most - found).map(|&(_, chunk)| chunk));
-                found += next.len();
-                if let Some(need) = self.texts_needed(&wanted) {
-                    return Ok(need);
-                }
-                frontier = next;
+            if let Some(need) = self.related_chunks(&direct, &r.retrieved, options, &mut wanted) {
+                return Ok(need);
             }
         }
         let Some(lexical) = r.lexical else {
@@ -672,8 +660,8 @@ impl Fragmented {
                 candidates: in_view(&r.retrieved.candidates),
                 ..retrieved
             };
-            let in_view_doc = |doc: u32| view_documents.binary_search(&doc).unwrap_or_default() as u32;
-            let direct_docs: Vec<u32> = direct.iter().map(|&(d, _)| in_view_doc(d)).collect();
+            let position = positions(&view_documents);
+            let direct_docs: Vec<u32> = direct.iter().map(|&(d, _)| position[&d]).collect();
             let related = search::related_hits(&view, &pooled, &hits, &direct_docs, context, options)?;
             hits.extend(related);
             return Ok(Step::Done((hits, pooled.score_kind)));
@@ -689,11 +677,51 @@ impl Fragmented {
         to
     }
 
-    /// The chunk `related` shows of a linked document: its best in the pool, else its first.
-    fn shown_chunk(&self, doc: u32, pool: &[Candidate]) -> u32 {
-        pool.iter()
-            .find(|c| self.documents.of_chunk[c.chunk as usize] == doc)
-            .map_or(self.first_chunk[doc as usize], |c| c.chunk)
+    /// Round 5, with `related`: the documents the hits (`direct`: document, chunk) link to, hop
+    /// by hop, as far as the hits `related` can show; each adds to `wanted` the chunk `related`
+    /// shows of it (its best in the pool, else its first). Gives the step that fetches a hop's
+    /// text, while one is missing. A linked document without chunks is in no text fragment, so
+    /// its own links are not followed (the single file, which holds every link, would).
+    fn related_chunks<T>(
+        &self,
+        direct: &[(u32, u32)],
+        retrieved: &Retrieved,
+        options: &SearchOptions,
+        wanted: &mut BTreeSet<u32>,
+    ) -> Option<Step<T>> {
+        let allowed = |doc: u32| retrieved.documents.as_ref().is_none_or(|d| d[doc as usize]);
+        let mut best: HashMap<u32, u32> = HashMap::new();
+        for c in &retrieved.candidates {
+            best.entry(self.documents.of_chunk[c.chunk as usize]).or_insert(c.chunk);
+        }
+        let shown = |doc: u32| {
+            let first = (self.meta.document_chunks[doc as usize] > 0).then(|| self.first_chunk[doc as usize]);
+            best.get(&doc).copied().or(first)
+        };
+        let most = options.limit.saturating_mul(options.max_links.max(1)) as usize;
+        let mut seen: std::collections::HashSet<u32> = direct.iter().map(|&(d, _)| d).collect();
+        let mut frontier: Vec<(u32, Option<u32>)> = direct.iter().map(|&(d, c)| (d, Some(c))).collect();
+        let mut found = 0;
+        for _ in 0..options.related_hops {
+            if found >= most {
+                break;
+            }
+            let mut next = Vec::new();
+            for &(doc, chunk) in &frontier {
+                for to in chunk.map_or_else(Vec::new, |chunk| self.links_from(doc, chunk)) {
+                    if allowed(to) && seen.insert(to) {
+                        next.push((to, shown(to)));
+                    }
+                }
+            }
+            wanted.extend(next.iter().take(most - found).filter_map(|&(_, chunk)| chunk));
+            found += next.len();
+            if let Some(need) = self.texts_needed(wanted) {
+                return Some(need);
+            }
+            frontier = next;
+        }
+        None
     }
 
     /// The text fragments of `chunks` not added yet, as a step; none when all are in.

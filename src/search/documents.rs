@@ -92,9 +92,10 @@ pub(crate) fn group_by(
     let mut order: Vec<u32> = Vec::new();
     let mut matched: BTreeMap<u32, Vec<(u32, f32)>> = BTreeMap::new();
     for c in candidates {
-        let entry = matched.entry(doc_of(c.chunk)).or_default();
+        let doc = doc_of(c.chunk);
+        let entry = matched.entry(doc).or_default();
         if entry.is_empty() {
-            order.push(doc_of(c.chunk));
+            order.push(doc);
         }
         entry.push((c.chunk, c.score));
     }
