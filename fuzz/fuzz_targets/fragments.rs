@@ -1,14 +1,14 @@
 //! Hostile fragments: the input is a meta file (first byte 0), or the bytes a sample fragmented
 //! index's searches are fed instead of (or on top of) the fragments and vector records they ask
-//! for. Opening, adding and searching must answer with hits or an error, never a panic, and
-//! after any error the index keeps answering.
+//! for. Opening, adding, searching, document search and contexts must answer or give an error,
+//! never a panic, and after any error the index keeps answering.
 #![no_main]
 
 use std::sync::OnceLock;
 
 use cairn::fragment::load::{native::gunzip, Fragmented, Step};
 use cairn::fragment::write::{layout, Options};
-use cairn::hit::{Fuzzy, SearchMode, SearchOptions};
+use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, SearchMode, SearchOptions};
 use cairn::search::QueryContext;
 use cairn_fuzz::{check_hit, query_vector, sample_index, write_seeds_if_asked, Vectors};
 use libfuzzer_sys::fuzz_target;
@@ -64,13 +64,26 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
     let vector = real.and_then(|s| s.vector.clone());
     for query in ["search index", "alpha beta", "inde", "serch", ""] {
         for options in options() {
-            for _round in 0..8 {
+            // A search, a document search and a context, each to its answer or an error.
+            let documents = DocumentSearchOptions {
+                search: options.clone(),
+                facets: vec!["docType".into(), "tags".into()],
+                only_matching_chunks: false,
+                include_full_docs: true,
+                ..DocumentSearchOptions::default()
+            };
+            let context_options = ContextOptions { search: options.clone(), ..ContextOptions::default() };
+            type Run<'a> = Box<dyn Fn(&Fragmented, QueryContext) -> Result<Step<()>, cairn::error::Error> + 'a>;
+            let runs: [Run; 3] = [
+                Box::new(|i, c| Ok(i.search(query, c, &options)?.map(|hits| hits.iter().for_each(check_hit)))),
+                Box::new(|i, c| Ok(i.search_documents(query, c, &documents, || 0.0)?.map(|_| ()))),
+                Box::new(|i, c| Ok(i.build_context(query, c, &context_options)?.map(|_| ()))),
+            ];
+            for run in &runs {
+            for _round in 0..12 {
                 let context = QueryContext { vector: vector.as_deref(), vector_from_caller: false, now_ms: 0.0, ..QueryContext::default() };
-                match index.search(query, context, &options) {
-                    Ok(Step::Done(hits)) => {
-                        hits.iter().for_each(check_hit);
-                        break;
-                    }
+                match run(index, context) {
+                    Ok(Step::Done(())) => break,
                     Ok(Step::Need(fragments, records)) => {
                         let record_length = index.record_length();
                         let mut next = |real: &[u8]| -> Vec<u8> {
@@ -121,6 +134,7 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
                     }
                     Err(_) => break,
                 }
+            }
             }
         }
     }
