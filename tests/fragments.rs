@@ -10,7 +10,11 @@ mod common;
 use std::path::Path;
 
 use cairn::embed::{Embedder, ModelFiles};
-use cairn::fragment::load::native::Folder;
+use cairn::fragment::load::decode;
+use cairn::fragment::load::native::{gunzip, Folder};
+use cairn::fragment::{LinkedDocument, Payload};
+use cairn::hit::DocType;
+use cairn::index::DocLink;
 use cairn::fragment::write::{self, Options};
 use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, SearchMode, SearchOptions};
 use cairn::index::format;
@@ -362,6 +366,46 @@ fn a_damaged_or_missing_fragment_fails_its_query_and_nothing_else() {
         .search("東京", QueryContext::default(), &plain)
         .unwrap()
         .is_empty());
+}
+
+#[test]
+fn a_text_fragment_naming_a_document_the_index_lacks_is_refused() {
+    // A crafted text fragment whose link leads to a document past the meta's count (a related
+    // or filtered search would index by it) is refused, and the index keeps answering.
+    let dir = tempfile::tempdir().unwrap();
+    let single = dir.path().join("single");
+    ok(&[
+        "index", "tests/fixtures/linked", "--no-embed", "--layout", "single", "--out",
+        single.to_str().unwrap(),
+    ]);
+    let index = format::read(&std::fs::read(single.join("index.cairn")).unwrap()).unwrap();
+    let fragments = dir.path().join("fragments");
+    write::write(&index, &fragments, &small(), &[]).unwrap();
+    let mut folder = Folder::open(&fragments).unwrap();
+    let number = folder.index.text_fragment(0);
+    let (pack, offset, length) = folder.index.address(number).unwrap();
+    let packed = std::fs::read(fragments.join("p").join(pack)).unwrap();
+    let plain = |bytes: &[u8]| gunzip(bytes, "fragment").unwrap();
+    let real = plain(&packed[offset as usize..(offset + length as u64) as usize]);
+    let far = index.documents.len() as u32 + 4_000_000;
+    for forge in 0..3 {
+        let mut fragment = decode(number, &real).unwrap();
+        let Payload::Text(text) = &mut fragment.payload else { panic!("fragment {number} is not text") };
+        let from = text.documents[0].0;
+        let stranger = LinkedDocument { id: "x".into(), doc_type: DocType::Md, title: "x".into() };
+        match forge {
+            0 => {
+                text.linked.push((far, stranger));
+                text.links.push(DocLink { from, to: far, text: "away".into(), rel: None });
+            }
+            1 => text.documents[0].0 = far,
+            _ => text.linked.push((far, stranger)),
+        }
+        let error = folder.index.add(number, &plain(&write::encode(&fragment).unwrap())).unwrap_err();
+        assert!(error.to_string().contains("does not agree with the meta"), "{error}");
+    }
+    let related = SearchOptions { related: true, related_hops: 2, now: Some(NOW), ..SearchOptions::default() };
+    assert!(!folder.search("alpine", QueryContext::default(), &related).unwrap().is_empty());
 }
 
 #[test]

@@ -112,6 +112,19 @@ impl<T> Step<T> {
     }
 }
 
+/// Fragment `number` from its bytes (gzip undone): its envelope opened and its payload decoded,
+/// not yet checked against a meta (`Fragmented::add` does that).
+pub fn decode(number: u32, bytes: &[u8]) -> Result<Fragment> {
+    let name = format!("fragment {number}");
+    let payload = open(FRAGMENT_MAGIC, bytes, &name)?;
+    let fragment: Fragment = postcard::from_bytes(payload)
+        .map_err(|e| damaged(format!("{name} cannot be decoded ({e})")))?;
+    if fragment.number != number {
+        return Err(damaged(format!("{name} holds fragment {} instead", fragment.number)));
+    }
+    Ok(fragment)
+}
+
 pub(super) fn damaged(what: String) -> Error {
     Error::InvalidIndex(format!(
         "{what}; the fragmented index is damaged or was only partly uploaded: build it again with `cairn index --layout fragments` and upload all of it"
@@ -321,16 +334,8 @@ impl Fragmented {
     /// Adds fragment `number` from its bytes (after gzip), checking that it is that fragment
     /// and agrees with the meta. A fragment that fails is not added, and nothing else changes.
     pub fn add(&mut self, number: u32, bytes: &[u8]) -> Result<()> {
+        let fragment = decode(number, bytes)?;
         let name = format!("fragment {number}");
-        let payload = open(FRAGMENT_MAGIC, bytes, &name)?;
-        let fragment: Fragment = postcard::from_bytes(payload)
-            .map_err(|e| damaged(format!("{name} cannot be decoded ({e})")))?;
-        if fragment.number != number {
-            return Err(damaged(format!(
-                "{name} holds fragment {} instead",
-                fragment.number
-            )));
-        }
         let meta = &self.meta;
         let chunks = self.documents.of_chunk.len() as u64;
         let bad = |what: &str| Err(damaged(format!("{name} does not agree with the meta: {what}")));

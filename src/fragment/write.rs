@@ -203,7 +203,8 @@ pub fn remove(dir: &Path, keep: &[(String, Vec<u8>)]) -> Result<()> {
     Ok(())
 }
 
-fn encode(fragment: &Fragment) -> Result<Vec<u8>> {
+/// A fragment's bytes as a pack holds them: the envelope around its postcard, gzipped.
+pub fn encode(fragment: &Fragment) -> Result<Vec<u8>> {
     let payload = postcard::to_allocvec(fragment)
         .map_err(|e| Error::InvalidIndex(format!("could not encode a fragment: {e}")))?;
     Ok(gzip(&seal(FRAGMENT_MAGIC, &payload)))
