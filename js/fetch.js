@@ -166,6 +166,7 @@ const rerankers = new WeakMap(); // index → { model, loading }: one download a
 export async function prepareRerank(opened, options) {
   const model = options?.rerank?.model?.replace(/\/+$/, "");
   if (!model) return;
+  if (opened.loadReranker) return opened.loadReranker(model);
   const index = await opened.full();
   if (index.rerankerModel === model) return;
   let pending = rerankers.get(index);
@@ -323,12 +324,16 @@ async function prepareStatic(opened, query, options) {
 
 /** `openIndex` for a fragmented index: the loader over the core's FragmentedIndex. */
 async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
-  const fragments = await openFragments((await modules.core()).FragmentedIndex, metaUrl, metaBytes);
+  // The cross-encoder `rerank` names: the full module's CrossEncoder, loaded (once) before a
+  // search that asks for it (`prepareRerank`).
+  let reranker = null; // { model, loading: Promise<CrossEncoder> }
+  const score = async (model, query, texts) => {
+    if (reranker?.model !== model) throw new Error(`the cross-encoder ${JSON.stringify(model)} is not loaded, so rerank cannot run; search through the Cairn client, which loads it`);
+    return (await reranker.loading).relevance(query, texts);
+  };
+  const fragments = await openFragments((await modules.core()).FragmentedIndex, metaUrl, metaBytes, score);
   const { index } = fragments;
   let encoder = null;
-  const unsupported = (what) => () => {
-    throw new Error(`a fragmented index does not support ${what} yet; build a single-file index (cairn index --layout single) to use it`);
-  };
   const opened = {
     index: {
       // Until the model is in (or with encoder: "static"), the index embeds the query with its
@@ -340,7 +345,25 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
       stats: fragments.stats,
       free: () => index.free(),
     },
-    full: unsupported("rerank"),
+    loadReranker(model) {
+      if (reranker?.model !== model) {
+        const loading = modules.full().then(async ({ CrossEncoder }) => {
+          let crossEncoder;
+          const { keep } = await attachModel(null, model, null, ({ weights, tokenizer, config }) => {
+            crossEncoder = CrossEncoder.fromBytes(weights, tokenizer, config);
+          });
+          keep();
+          return crossEncoder;
+        });
+        const pending = { model, loading };
+        // The one it replaces is freed once it is in.
+        reranker?.loading.then((old) => old.free(), () => {});
+        reranker = pending;
+        // A failed load is forgotten, so the next search tries again.
+        loading.catch(() => reranker === pending && (reranker = null));
+      }
+      return reranker.loading;
+    },
   };
   let rows = null; // the model's word rows, once the model is in
   // The model's embedding of the query, when the model is in and the options want it.

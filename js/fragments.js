@@ -12,8 +12,9 @@
 
 const CACHE_PREFIX = "cairn-fragments-";
 /** Rounds one search may take before it is an error: a plain query needs at most five;
- * `related` adds one a hop, document search one each time it grows its pool. */
-const MAX_ROUNDS = 16;
+ * `related` adds one a hop, document search one each time it grows its pool, `rerank` two (its
+ * candidates' text, and their scores). */
+const MAX_ROUNDS = 18;
 
 /** `bytes` with gzip undone. */
 export async function gunzip(bytes, what) {
@@ -159,9 +160,10 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe })
  * vector), searchDocuments(...), buildContext(...), stats }: `search` fetches what the query
  * needs and answers with SearchHit[], `searchDocuments` with a DocumentSearchResponse,
  * `buildContext` with a ContextResponse; `stats` counts requests and bytes (as sent over the
- * network, gzip).
+ * network, gzip). `score(model, query, texts)`, for `rerank`: the cross-encoder `model`'s
+ * relevance of each text to the query (a Float32Array).
  */
-export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
+export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score) {
   const index = FragmentedIndex.fromMeta(await gunzip(metaBytes, "the meta file"));
   const base = new URL("p/", metaUrl);
   const cache = await openCache(index.hash);
@@ -188,8 +190,12 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes) {
   async function settle(step) {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const got = step();
-      if (!got.need) return got;
-      await load(got.need);
+      if (got.rerank) {
+        const { model, query, chunks, texts } = got.rerank;
+        if (!score) throw new Error(`rerank needs a cross-encoder, and this index was opened without one; open it with the Cairn client, which loads ${model}`);
+        index.addRerankScores(model, query, chunks, await score(model, query, texts));
+      } else if (got.need) await load(got.need);
+      else return got;
     }
     throw new Error(`the search did not settle after ${MAX_ROUNDS} rounds of fragments; the index is inconsistent, build it again`);
   }

@@ -81,7 +81,7 @@ impl Searcher {
     /// Loads the cross-encoder that `rerank: { model: name }` names (a folder or URL).
     #[cfg(feature = "model")]
     pub fn load_reranker(&mut self, name: &str, files: ModelFiles) -> Result<()> {
-        self.reranker = Some((canonical(name), Arc::new(Reranker::load(files)?)));
+        self.reranker = Some((search::canonical_model(name), Arc::new(Reranker::load(files)?)));
         Ok(())
     }
 
@@ -237,7 +237,7 @@ impl Searcher {
         // The loaded cross-encoder, when it is the one the options name.
         #[cfg(feature = "model")]
         let reranker = match (&self.reranker, &options.rerank) {
-            (Some((name, reranker)), Some(asked)) if *name == canonical(&asked.model) => {
+            (Some((name, reranker)), Some(asked)) if *name == search::canonical_model(&asked.model) => {
                 Some(reranker.as_ref() as &dyn search::CrossEncoder)
             }
             _ => None,
@@ -375,12 +375,6 @@ pub fn load_checked_model(
         )));
     }
     Ok(embedder)
-}
-
-/// A model's folder or URL as compared: without a trailing slash.
-#[cfg(feature = "model")]
-fn canonical(name: &str) -> String {
-    name.trim_end_matches('/').to_string()
 }
 
 /// Milliseconds since 1970, from the platform's clock.

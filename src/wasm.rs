@@ -494,6 +494,25 @@ impl FragmentedIndex {
             .map_err(js_error)
     }
 
+    /// Adds the cross-encoder's scores of the texts a `{ rerank }` step asked for: its `model`,
+    /// `query` and `chunks`, and a score a text, in order. Scores that do not match are an
+    /// error and are not added.
+    #[wasm_bindgen(js_name = addRerankScores)]
+    pub fn add_rerank_scores(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] model: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint32Array | number[]")] chunks: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Float32Array | number[]")] scores: JsValue,
+    ) -> Result<(), JsError> {
+        let (model, query) = (string(&model, "the model")?, string(&query, "the query")?);
+        let chunks = u32_array(&chunks, "the chunks")?;
+        let scores = float_array(&scores)?;
+        self.borrow_mut()?
+            .add_rerank_scores(&model, &query, &chunks, &scores)
+            .map_err(js_error)
+    }
+
     /// The index's content hash: what a cache of its fragments is keyed by.
     #[wasm_bindgen(getter)]
     pub fn hash(&self) -> Result<String, JsError> {
@@ -532,6 +551,53 @@ impl FragmentedIndex {
             .as_ref()
             .map(|v| serde_json::to_string(&v.model).map_err(js_error))
             .transpose()
+    }
+}
+
+/// A cross-encoder on its own, scoring the texts a fragmented index's `{ rerank }` step asks
+/// for (the full module only): its scores go to `FragmentedIndex.addRerankScores`.
+#[cfg(feature = "model")]
+#[wasm_bindgen]
+pub struct CrossEncoder {
+    reranker: crate::rerank::Reranker,
+}
+
+#[cfg(feature = "model")]
+#[wasm_bindgen]
+impl CrossEncoder {
+    /// Loads a cross-encoder from its files' bytes (see `SearchIndex.loadReranker`).
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] weights: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] tokenizer: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] config: JsValue,
+    ) -> Result<CrossEncoder, JsError> {
+        let files = model_files(&weights, &tokenizer, &config)?;
+        Ok(CrossEncoder {
+            reranker: crate::rerank::Reranker::load(files).map_err(js_error)?,
+        })
+    }
+
+    /// Each text's relevance to `query`, in [0, 1].
+    #[wasm_bindgen(unchecked_return_type = "Float32Array")]
+    pub fn relevance(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string[]")] texts: JsValue,
+    ) -> Result<JsValue, JsError> {
+        use crate::search::CrossEncoder as _;
+        let query = string(&query, "the query")?;
+        if !is_array(&texts) {
+            return Err(js_error(format!("the texts must be an array of strings, not {}", type_of(&texts))));
+        }
+        let texts: Vec<String> = texts
+            .unchecked_ref::<Array>()
+            .iter()
+            .map(|t| string(&t, "each text"))
+            .collect::<Result<_, _>>()?;
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let scores = self.reranker.relevance(&query, &texts).map_err(js_error)?;
+        Ok(Float32Array::from(scores.as_slice()).into())
     }
 }
 
@@ -790,6 +856,27 @@ fn float_array(value: &JsValue) -> Result<Vec<f32>, JsError> {
         ))),
         None => Ok(vector),
     }
+}
+
+/// A Uint32Array, or an array of whole numbers from 0 to 2³² − 1.
+fn u32_array(value: &JsValue, what: &str) -> Result<Vec<u32>, JsError> {
+    let wrong = || js_error(format!("{what} must be a Uint32Array or an array of whole numbers, not {}", type_of(value)));
+    if let Some(array) = typed::<js_sys::Uint32Array>(value) {
+        return Ok(array.to_vec());
+    }
+    if !is_array(value) {
+        return Err(wrong());
+    }
+    value
+        .unchecked_ref::<Array>()
+        .iter()
+        .map(|n| {
+            n.as_f64()
+                .filter(|n| n.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(n))
+                .map(|n| n as u32)
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(wrong)
 }
 
 fn parse_options<T: Options>(options: Option<JsValue>) -> Result<T, JsError> {

@@ -1,13 +1,14 @@
 //! The fragmented index against the single file it was cut from: the same hits, to the bit,
 //! whatever the fragment sizes, filters, recency and related documents included, and the same
-//! `searchDocuments` and `buildContext`; a damaged or missing fragment is an error for the
+//! `searchDocuments` and `buildContext`, reranked by a cross-encoder or not; a damaged or missing fragment is an error for the
 //! query that needs it while the index keeps answering others; and the CLI writes and reads
 //! either layout.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use cairn::embed::{Embedder, ModelFiles};
 use cairn::fragment::load::decode;
@@ -16,7 +17,8 @@ use cairn::fragment::{LinkedDocument, Payload};
 use cairn::hit::DocType;
 use cairn::index::DocLink;
 use cairn::fragment::write::{self, Options};
-use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, SearchMode, SearchOptions};
+use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, Rerank, SearchMode, SearchOptions};
+use cairn::rerank::Reranker;
 use cairn::index::format;
 use cairn::search::expand::expand;
 use cairn::search::QueryContext;
@@ -43,6 +45,33 @@ const QUERIES: &[&str] = &[
 
 /// 2026-01-01, for ages.
 const NOW: f64 = 1_767_225_600_000.0;
+
+/// The name the tiny cross-encoder is loaded under (what `rerank.model` gives).
+const CROSS_ENCODER: &str = "tiny-cross-encoder";
+
+/// A tiny random cross-encoder (tests/tiny-cross-encoder.mjs), written once per test run.
+fn cross_encoder_files() -> ModelFiles {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = root.join("target/test-fixtures/tiny-cross-encoder-fragments");
+        let out = std::process::Command::new("node")
+            .arg(root.join("tests/tiny-cross-encoder.mjs"))
+            .arg(&dir)
+            .current_dir(root)
+            .output()
+            .expect("node runs tests/tiny-cross-encoder.mjs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        dir
+    });
+    ModelFiles::read_dir(dir).unwrap()
+}
+
+/// `single` with the tiny cross-encoder loaded, and the same cross-encoder for the fragments.
+fn with_cross_encoder(single: &mut Searcher) -> Reranker {
+    single.load_reranker(CROSS_ENCODER, cross_encoder_files()).unwrap();
+    Reranker::load(cross_encoder_files()).unwrap()
+}
 
 /// Small fragments, so that one query reads several of each kind.
 fn small() -> Options {
@@ -120,13 +149,38 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
             recency_weight: 2.0,
             recency_half_life_days: 400.0,
             explain: true,
+            ..base.clone()
+        },
+        // Reranked: the best candidates' text fetched, then scored by the cross-encoder.
+        SearchOptions {
+            rerank: Some(Rerank {
+                model: CROSS_ENCODER.into(),
+                top_n: 7,
+            }),
+            limit: 5,
+            explain: true,
+            ..base.clone()
+        },
+        SearchOptions {
+            rerank: Some(Rerank {
+                model: format!("{CROSS_ENCODER}/"),
+                top_n: 3,
+            }),
+            filter: Some(serde_json::json!({ "tags": ["alpine", "wasm"] })),
+            related: true,
             ..base
         },
     ]
 }
 
 /// Asserts that the fragments in `dir` answer every query as `single` does.
-fn same_answers(single: &Searcher, dir: &Path, embedder: Option<&Embedder>, modes: &[SearchMode]) {
+fn same_answers(
+    single: &Searcher,
+    dir: &Path,
+    embedder: Option<&Embedder>,
+    reranker: &Reranker,
+    modes: &[SearchMode],
+) {
     let mut folder = Folder::open(dir).unwrap();
     let partitions = folder.index.meta().vectors.as_ref().map(|v| v.partitions);
     for &mode in modes {
@@ -156,7 +210,7 @@ fn same_answers(single: &Searcher, dir: &Path, embedder: Option<&Embedder>, mode
                     encoder: cairn::hit::Encoder::Model,
                     embedder,
                     now_ms: NOW,
-                    reranker: None,
+                    reranker: Some(reranker),
                     expanded: None,
                 };
                 let got = folder.search(query, context, &options).unwrap();
@@ -219,11 +273,12 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
         linked.to_str().unwrap(),
     ]);
     let bytes = std::fs::read(linked.join("index.cairn")).unwrap();
-    let single = Searcher::from_bytes(&bytes).unwrap();
+    let mut single = Searcher::from_bytes(&bytes).unwrap();
+    let reranker = with_cross_encoder(&mut single);
     let fragments = dir.path().join("linked-fragments");
     let layout = write::write(&format::read(&bytes).unwrap(), &fragments, &small(), &[]).unwrap();
     assert!(layout.fragments > 10 && layout.packs.len() > 2, "{} fragments", layout.fragments);
-    same_answers(&single, &fragments, None, &[SearchMode::Lexical]);
+    same_answers(&single, &fragments, None, &reranker, &[SearchMode::Lexical]);
     let summaries = SearchOptions {
         include_summary: true,
         now: Some(NOW),
@@ -261,6 +316,7 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
     let files = || ModelFiles::read_dir(&embedded.join("model")).unwrap();
     let mut single = Searcher::from_bytes(&bytes).unwrap();
     single.load_model(files()).unwrap();
+    let reranker = with_cross_encoder(&mut single);
     let statics = single.index().statics.clone().expect("a static tier");
     single.set_statics(cairn::statics::read_all(&statics, &embedded).unwrap());
     let embedder = Embedder::load(files()).unwrap();
@@ -271,6 +327,7 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
         &single,
         &fragments,
         Some(&embedder),
+        &reranker,
         &[SearchMode::Lexical, SearchMode::Hybrid, SearchMode::Semantic],
     );
 
@@ -288,6 +345,7 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
                 let context = QueryContext {
                     now_ms: NOW,
                     embedder: Some(&embedder),
+                    reranker: Some(&reranker),
                     ..QueryContext::default()
                 };
                 let expected = single.search(query, &options);

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::{
-    Address, Centroids, Fragment, LinkedDocument, Meta, Partition, Payload, TermShard, TextFragment,
+    Address, Centroids, CodeQuery, Fragment, LinkedDocument, Meta, Partition, Payload, TermShard, TextFragment,
     WordShard, FRAGMENT_MAGIC, META_MAGIC,
 };
 use crate::analyze::Analyzer;
@@ -29,7 +29,7 @@ use crate::hit::{
 use crate::statics::{RowRequest, StaticTable};
 use crate::index::format::open;
 use crate::index::lexical::{Documents, LexicalIndex, Postings};
-use crate::index::vector::{dot_i8, ScoredChunk};
+use crate::index::vector::{dot, dot_i8, ScoredChunk};
 use crate::index::{Chunk, DocLink, Document, Index};
 use crate::search::{self, documents, expand, filter, Candidate, QueryContext, Retrieved};
 
@@ -60,6 +60,9 @@ pub struct Fragmented {
     fields: HashMap<u32, Vec<(u32, serde_json::Value)>>,
     /// The dated documents' dates (the dates fragment, once added), by document.
     dates: Option<Vec<(u32, i64)>>,
+    /// The cross-encoder's scores added (`add_rerank_scores`): (model, query, the chunks it
+    /// scored together) → their scores.
+    rerank_scores: HashMap<(String, String, Vec<u32>), Vec<f32>>,
 }
 
 /// What rounds 1 to 3 of a search give: the fused candidates, and the lexical index of the
@@ -100,14 +103,25 @@ pub enum Step<T = Vec<SearchHit>> {
     Need(Vec<u32>, Vec<(u32, u32)>),
     /// Static rows to add first (`add_static_row`).
     Rows(Vec<RowRequest>),
+    /// Texts for the cross-encoder to score first (`add_rerank_scores`).
+    Score(super::RerankRequest),
 }
 
 impl<T> Step<T> {
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Step<U> {
+        match self.done() {
+            Ok(t) => Step::Done(f(t)),
+            Err(step) => step,
+        }
+    }
+
+    /// The answer, or what it waits on (as a step of any answer).
+    pub fn done<U>(self) -> std::result::Result<T, Step<U>> {
         match self {
-            Step::Done(t) => Step::Done(f(t)),
-            Step::Need(fragments, records) => Step::Need(fragments, records),
-            Step::Rows(rows) => Step::Rows(rows),
+            Step::Done(t) => Ok(t),
+            Step::Need(fragments, records) => Err(Step::Need(fragments, records)),
+            Step::Rows(rows) => Err(Step::Rows(rows)),
+            Step::Score(request) => Err(Step::Score(request)),
         }
     }
 }
@@ -226,6 +240,7 @@ impl Fragmented {
             records: HashMap::new(),
             fields: HashMap::new(),
             dates: None,
+            rerank_scores: HashMap::new(),
         })
     }
 
@@ -270,6 +285,10 @@ impl Fragmented {
                     ..Default::default()
                 }
             }
+            Step::Score(request) => super::FragmentStep {
+                rerank: Some(request),
+                ..Default::default()
+            },
             Step::Rows(rows) => super::FragmentStep {
                 need: Some(
                     rows.into_iter()
@@ -402,7 +421,11 @@ impl Fragmented {
             }
             Payload::Centroids(c) if number == centroids => {
                 let (k, dim) = self.vector_shape();
-                if c.codes.len() != k * dim.div_ceil(8) {
+                if c.codes.len() != k * dim.div_ceil(8)
+                    || c.mean.len() != dim
+                    || !c.lengths.valid(k)
+                    || c.mean.iter().any(|x| !x.is_finite())
+                {
                     return bad("its centroids");
                 }
                 self.centroids = Some(c);
@@ -411,6 +434,9 @@ impl Fragmented {
                 let (k, dim) = self.vector_shape();
                 if number - centroids - 1 >= k as u32
                     || p.codes.len() != p.chunk_gaps.len() * dim.div_ceil(8)
+                    || !p.lengths.valid(p.chunk_gaps.len())
+                    || p.centroid.len() != dim
+                    || !p.centroid_scale.is_finite()
                     || (!p.chunk_gaps.is_empty()
                         && p.chunk_gaps.iter().map(|&g| g as u64).sum::<u64>() >= chunks)
                 {
@@ -521,12 +547,11 @@ impl Fragmented {
         let doc_of = |chunk: u32| self.documents.of_chunk[chunk as usize];
         let mut search = options.search.clone();
         let mut pool = wanted;
-        let (r, order, matched) = loop {
+        let (mut r, order, matched) = loop {
             search.candidates = Some(pool.min(search::limits::CANDIDATES as usize) as u32);
-            let r = match self.retrieve(query, context, &search)? {
-                Step::Done(r) => r,
-                Step::Need(fragments, records) => return Ok(Step::Need(fragments, records)),
-                Step::Rows(rows) => return Ok(Step::Rows(rows)),
+            let r = match self.retrieve(query, context, &search)?.done() {
+                Ok(r) => r,
+                Err(step) => return Ok(step),
             };
             let (order, matched) = documents::group_by(&r.retrieved.candidates, &doc_of);
             let (candidates, chunks) = (r.retrieved.candidates.len(), self.chunk_count());
@@ -534,6 +559,15 @@ impl Fragmented {
                 Some(next) => pool = next,
                 None => break (r, order, matched),
             }
+        };
+        // Reranked once, on the pool that holds enough documents.
+        let (order, matched) = if search.rerank.is_some() {
+            if let Some(step) = self.rerank(query, &mut r.retrieved, &search)? {
+                return Ok(step);
+            }
+            documents::group_by(&r.retrieved.candidates, &doc_of)
+        } else {
+            (order, matched)
         };
         let fields: BTreeSet<u32> = options
             .facets
@@ -593,11 +627,13 @@ impl Fragmented {
         context: QueryContext<'_>,
         options: &SearchOptions,
     ) -> Result<Step<(Vec<SearchHit>, ScoreKind)>> {
-        let r = match self.retrieve(query, context, options)? {
-            Step::Done(r) => r,
-            Step::Need(fragments, records) => return Ok(Step::Need(fragments, records)),
-            Step::Rows(rows) => return Ok(Step::Rows(rows)),
+        let mut r = match self.retrieve(query, context, options)?.done() {
+            Ok(r) => r,
+            Err(step) => return Ok(step),
         };
+        if let Some(step) = self.rerank(query, &mut r.retrieved, options)? {
+            return Ok(step);
+        }
         let chosen: Vec<Candidate> = r
             .retrieved
             .candidates
@@ -748,7 +784,7 @@ impl Fragmented {
         options: &SearchOptions,
     ) -> Result<Step<Retrieval>> {
         search::validate(options)?;
-        self.supports(options)?;
+        search::check_summaries(options, &self.meta.settings)?;
         let filter = options.filter.as_ref().map(filter::Filter::parse).transpose()?;
         let analyzer = Analyzer::new(self.meta.settings.analyzer.clone());
         let mut query_terms = search::analyze_query(&analyzer, query)?;
@@ -961,17 +997,75 @@ impl Fragmented {
         Some(values[i].1.clone())
     }
 
-    /// What a fragmented index cannot do yet, as errors that say what to do instead.
-    fn supports(&self, options: &SearchOptions) -> Result<()> {
-        let unsupported = [
-            (options.rerank.is_some(), "rerank"),
-        ];
-        if let Some((_, name)) = unsupported.iter().find(|(on, _)| *on) {
+    /// With `rerank`, reorders `retrieved` as the single file does, by the cross-encoder's
+    /// scores of its best `topN` (`add_rerank_scores`); gives the step that fetches their text,
+    /// or asks for their scores, while either is missing.
+    fn rerank<T>(&self, query: &str, retrieved: &mut Retrieved, options: &SearchOptions) -> Result<Option<Step<T>>> {
+        let Some(asked) = &options.rerank else {
+            return Ok(None);
+        };
+        let top: Vec<u32> = retrieved
+            .candidates
+            .iter()
+            .take(asked.top_n as usize)
+            .map(|c| c.chunk)
+            .collect();
+        if let Some(need) = self.texts_needed(&top.iter().copied().collect()) {
+            return Ok(Some(need));
+        }
+        // The candidates are scored together, as the single file scores them (a batch's
+        // padding moves a score in its last bits).
+        let key = (search::canonical_model(&asked.model), query.to_string(), top);
+        let Some(scores) = self.rerank_scores.get(&key) else {
+            let texts = key.2.iter().map(|&c| self.indexed_text(c)).collect();
+            let (model, query, chunks) = key;
+            return Ok(Some(Step::Score(super::RerankRequest {
+                model,
+                query,
+                chunks,
+                texts,
+            })));
+        };
+        search::reorder(&mut retrieved.candidates, scores)?;
+        retrieved.score_kind = ScoreKind::Reranker;
+        Ok(None)
+    }
+
+    /// Adds the cross-encoder `model`'s scores of `chunks` for `query` (what a `Score` step asked
+    /// for). The scores of the last few queries are kept.
+    pub fn add_rerank_scores(&mut self, model: &str, query: &str, chunks: &[u32], scores: &[f32]) -> Result<()> {
+        if chunks.len() != scores.len()
+            || chunks.iter().any(|&c| c as usize >= self.chunk_count())
+            || scores.iter().any(|s| !s.is_finite())
+        {
             return Err(Error::InvalidInput(format!(
-                "a fragmented index does not support {name} yet; build a single-file index (`cairn index --layout single`) to use it"
+                "{} rerank scores were given for {} chunks, or a chunk the index lacks, or a score that is not a number; give the cross-encoder's score of each text the search asked for",
+                scores.len(),
+                chunks.len()
             )));
         }
-        search::check_summaries(options, &self.meta.settings)
+        if self.rerank_scores.len() >= 16 {
+            self.rerank_scores.clear();
+        }
+        self.rerank_scores.insert(
+            (search::canonical_model(model), query.to_string(), chunks.to_vec()),
+            scores.to_vec(),
+        );
+        Ok(())
+    }
+
+    /// The text the cross-encoder reads of chunk `chunk` (its text fragment added), as the single
+    /// file gives it.
+    fn indexed_text(&self, chunk: u32) -> String {
+        let text = &self.text[&self.text_fragment(chunk)];
+        let c = &text.chunks[(chunk - text.first_chunk) as usize];
+        let document = text
+            .documents
+            .iter()
+            .find(|(d, _)| *d == c.doc)
+            .map(|(_, d)| d)
+            .expect("a text fragment holds its chunks' documents (checked when added)");
+        crate::index::indexed_text(document, c)
     }
 
     /// Whether the index has `term` (its term shard loaded).
@@ -1053,14 +1147,15 @@ impl Fragmented {
         };
         let default = self.meta.vectors.as_ref().map_or(1, |v| v.default_probes);
         let probes = options.probes.unwrap_or(default).clamp(1, k as u32) as usize;
-        let table = code_table(query);
+        let codes = CodeQuery::new(query);
+        let base = dot(query, &centroids.mean);
         let mut scored: Vec<ScoredChunk> = centroids
             .codes
             .chunks_exact(dim.div_ceil(8))
             .enumerate()
             .map(|(j, code)| ScoredChunk {
                 chunk: j as u32,
-                score: code_score(&table, code),
+                score: codes.estimate(base, centroids.lengths.get(j), code),
             })
             .collect();
         search::top_k(&mut scored, probes, |s| s.score, |s| s.chunk);
@@ -1080,16 +1175,17 @@ impl Fragmented {
         options: &SearchOptions,
     ) -> Vec<(u32, u32, u32)> {
         let bytes = query.len().div_ceil(8);
-        let table = code_table(query);
+        let codes = CodeQuery::new(query);
         let mut scored: Vec<(f32, u32, u32, u32)> = Vec::new();
         for &fragment in probes {
             let p = &self.partitions[&fragment];
             let records = fragment + self.vector_shape().0 as u32;
+            let base = dot_i8(query, &p.centroid) * p.centroid_scale;
             let mut chunk = 0u32;
             for (i, (gap, code)) in p.chunk_gaps.iter().zip(p.codes.chunks_exact(bytes)).enumerate() {
                 chunk += gap;
                 if mask.is_none_or(|m| m[chunk as usize]) {
-                    scored.push((code_score(&table, code), chunk, records, i as u32));
+                    scored.push((codes.estimate(base, p.lengths.get(i), code), chunk, records, i as u32));
                 }
             }
         }
@@ -1184,28 +1280,6 @@ impl Fragmented {
 /// For each byte of a binary code, twice the query's sum over each pattern of set bits: a
 /// code's score, Σ over set bits − Σ over clear bits, is then 2 Σ set − Σ all, one lookup a byte
 /// (Σ all is the same for every code, so it is left out).
-fn code_table(query: &[f32]) -> Vec<f32> {
-    let mut table = vec![0f32; query.len().div_ceil(8) * 256];
-    for (j, part) in query.chunks(8).enumerate() {
-        for pattern in 0..256usize {
-            table[j * 256 + pattern] = part
-                .iter()
-                .enumerate()
-                .filter(|(b, _)| pattern >> b & 1 == 1)
-                .map(|(_, x)| 2.0 * x)
-                .sum::<f32>();
-        }
-    }
-    table
-}
-
-fn code_score(table: &[f32], code: &[u8]) -> f32 {
-    code.iter()
-        .enumerate()
-        .map(|(j, &c)| table[j * 256 + c as usize])
-        .sum()
-}
-
 /// A document known only as a link's other end.
 fn stub(l: &LinkedDocument) -> Document {
     Document {
@@ -1272,7 +1346,7 @@ pub mod native {
             context: QueryContext<'_>,
             options: &SearchOptions,
         ) -> Result<Vec<SearchHit>> {
-            self.run(|index| index.search(query, context, options))
+            self.run(context.reranker, |index| index.search(query, context, options))
         }
 
         /// `buildContext`, fetching as [`search`](Self::search) does.
@@ -1282,7 +1356,7 @@ pub mod native {
             context: QueryContext<'_>,
             options: &ContextOptions,
         ) -> Result<ContextResponse> {
-            self.run(|index| index.build_context(query, context, options))
+            self.run(context.reranker, |index| index.build_context(query, context, options))
         }
 
         /// `searchDocuments`, fetching as [`search`](Self::search) does.
@@ -1292,11 +1366,15 @@ pub mod native {
             context: QueryContext<'_>,
             options: &DocumentSearchOptions,
         ) -> Result<DocumentSearchResponse> {
-            self.run(|index| index.search_documents(query, context, options, crate::searcher::now_ms))
+            self.run(context.reranker, |index| index.search_documents(query, context, options, crate::searcher::now_ms))
         }
 
         /// Takes `step`s, adding what each needs, until one answers.
-        fn run<T>(&mut self, step: impl Fn(&Fragmented) -> Result<Step<T>>) -> Result<T> {
+        fn run<T>(
+            &mut self,
+            reranker: Option<&dyn crate::search::CrossEncoder>,
+            step: impl Fn(&Fragmented) -> Result<Step<T>>,
+        ) -> Result<T> {
             loop {
                 match step(&self.index)? {
                     Step::Done(answer) => return Ok(answer),
@@ -1321,6 +1399,12 @@ pub mod native {
                             self.bytes += bytes.len() as u64;
                             self.index.add_static_row(r.row, &bytes)?;
                         }
+                    }
+                    Step::Score(r) => {
+                        let reranker = reranker.ok_or_else(|| crate::search::not_loaded(&r.model))?;
+                        let texts: Vec<&str> = r.texts.iter().map(String::as_str).collect();
+                        let scores = reranker.relevance(&r.query, &texts)?;
+                        self.index.add_rerank_scores(&r.model, &r.query, &r.chunks, &scores)?;
                     }
                 }
             }

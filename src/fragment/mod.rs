@@ -170,11 +170,48 @@ pub struct LinkedDocument {
     pub title: String,
 }
 
-/// The IVF coarse centroids, as binary codes like the partitions' (a query ranks them the same
-/// way): a 100k-chunk site's 632 centroids are 30 kB.
+/// The IVF coarse centroids, each as its difference from their mean: a binary code (the sign of
+/// each component) and a length, so that a query ranks them by
+/// `estimate(q·mean, length, q, code)` (a 100k-chunk site's 632 centroids are 31 kB). The mean
+/// is what every centroid of a sentence model shares; signs of the differences tell centroids
+/// apart where signs of the centroids themselves mostly agree.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Centroids {
+    pub mean: Vec<f32>,
+    pub lengths: Lengths,
     pub codes: Vec<u8>,
+}
+
+/// The chunks nearest one centroid (the int8 `centroid`, `centroid_scale`), each as its
+/// difference from the centroid: a binary code and a length, what a query scans with
+/// `estimate(q·centroid, length, q, code)`. Each chunk's int8 vector (the single file's own
+/// bytes) is a record of the partition's records fragment, fetched by range only for the
+/// candidates the scan puts first.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Partition {
+    pub centroid: Vec<i8>,
+    pub centroid_scale: f32,
+    pub chunk_gaps: Vec<u32>,
+    pub lengths: Lengths,
+    pub codes: Vec<u8>,
+}
+
+/// Lengths of a byte each: length i is `bytes[i] × scale / 255`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Lengths {
+    pub scale: f32,
+    pub bytes: Vec<u8>,
+}
+
+impl Lengths {
+    pub fn get(&self, i: usize) -> f32 {
+        self.bytes[i] as f32 * self.scale / 255.0
+    }
+
+    /// Whether it holds `n` lengths and a finite scale.
+    pub fn valid(&self, n: usize) -> bool {
+        self.bytes.len() == n && self.scale.is_finite() && self.scale >= 0.0
+    }
 }
 
 /// `v` as a binary code: a bit a component, set when it is ≥ 0, least significant bit first.
@@ -186,14 +223,45 @@ pub fn binary_code(v: &[f32]) -> impl Iterator<Item = u8> + '_ {
     })
 }
 
-/// The chunks nearest one centroid, and each one's vector as a binary code (a bit a component,
-/// set when it is ≥ 0, least significant bit first), what a query scans. Each chunk's int8
-/// vector (the single file's own bytes) is a record of the partition's records fragment, fetched
-/// by range only for the candidates the scan puts first.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Partition {
-    pub chunk_gaps: Vec<u32>,
-    pub codes: Vec<u8>,
+/// A query against binary codes: for each byte of a code, a table of the query's sum over the
+/// byte's eight components, each signed by its bit (+ where set, − where not).
+pub struct CodeQuery {
+    table: Vec<f32>,
+    /// 1 / √dimension.
+    unit: f32,
+}
+
+impl CodeQuery {
+    pub fn new(query: &[f32]) -> Self {
+        let mut table = vec![0f32; query.len().div_ceil(8) * 256];
+        for (j, part) in query.chunks(8).enumerate() {
+            for pattern in 0..256usize {
+                table[j * 256 + pattern] = part
+                    .iter()
+                    .enumerate()
+                    .map(|(b, x)| if pattern >> b & 1 == 1 { *x } else { -*x })
+                    .sum::<f32>();
+            }
+        }
+        CodeQuery {
+            table,
+            unit: 1.0 / (query.len().max(1) as f32).sqrt(),
+        }
+    }
+
+    /// The estimate of `q·v` for `v = base + length × u` (`u` a unit vector whose signs are
+    /// `code`), from `q·base`: `q·u` is taken as `q·sign(u) / √dimension`, what it is when
+    /// `u`'s components are alike in size. Differences from a centroid come close to that, and
+    /// this ranks candidates well enough that re-scoring the best 100 with their int8 records
+    /// finds the exact top 10 (`docs/benchmarks.md`).
+    pub fn estimate(&self, base: f32, length: f32, code: &[u8]) -> f32 {
+        let signed: f32 = code
+            .iter()
+            .enumerate()
+            .map(|(j, &c)| self.table[j * 256 + c as usize])
+            .sum();
+        base + length * signed * self.unit
+    }
 }
 
 /// The length of a vector record: `dimension` int8 components, the f32 scale and a CRC-32 of
@@ -312,7 +380,8 @@ pub struct FragmentRequest {
 }
 
 /// What a search of a fragmented index gives: its hits (`search`), documents
-/// (`searchDocuments`) or context (`buildContext`), or the fragments to fetch (and add with `addFragment`) before asking again.
+/// (`searchDocuments`) or context (`buildContext`); or the fragments to fetch (and add with
+/// `addFragment`), or the texts to score (`rerank`), before asking again.
 #[derive(Debug, Default, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct FragmentStep {
@@ -328,4 +397,19 @@ pub struct FragmentStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub need: Option<Vec<FragmentRequest>>,
+    /// Texts for the cross-encoder `rerank.model` to score (add its scores with
+    /// `addRerankScores` before asking again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub rerank: Option<RerankRequest>,
+}
+
+/// The candidates of `query` a search reranks, which the cross-encoder has not scored together
+/// yet: their chunk numbers and the text it reads of each (`indexed_text`).
+#[derive(Debug, Clone, Serialize, Tsify)]
+pub struct RerankRequest {
+    pub model: String,
+    pub query: String,
+    pub chunks: Vec<u32>,
+    pub texts: Vec<String>,
 }

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{
-    binary_code, Centroids, DocumentDates, FieldValues, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
+    binary_code, Centroids, Lengths, DocumentDates, FieldValues, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
     TermShard, TextFragment, WordShard, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
 };
 use crate::error::{Error, Result};
@@ -370,17 +370,18 @@ fn document_dates(index: &Index) -> DocumentDates {
     dates
 }
 
-/// How many partitions a query scans by default: as many as scan about 2,500 codes (126 kB;
-/// 16 partitions at 100k chunks), which bounds the bytes, and at least 4; every one of a small
-/// index's (`docs/benchmarks.md`).
+/// How many partitions a query scans by default: as many as scan about 1,200 codes (about
+/// 60 kB; 7 partitions at 100k chunks), which bounds the bytes, and at least 4; every one of a
+/// small index's (`docs/benchmarks.md`).
 fn default_probes(partitions: usize, vectors: usize) -> u32 {
-    let affordable = (2_500 * partitions / vectors.max(1)).max(4);
+    let affordable = (1_200 * partitions / vectors.max(1)).max(4);
     affordable.min(partitions) as u32
 }
 
 /// Spherical k-means (seeded by evenly spaced vectors, so builds are reproducible), then each
-/// vector in its nearest centroid's partition: its binary code there, and its int8 record (as
-/// the single file stores it) in the partition's records.
+/// vector in its nearest centroid's partition: its difference from the centroid there (a binary
+/// code and a length), and its int8 record (as the single file stores it) in the partition's
+/// records.
 pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>, Vec<Vec<u8>>) {
     let n = vectors.len() / dim;
     let row = |i: usize| &vectors[i * dim..(i + 1) * dim];
@@ -429,29 +430,65 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>,
         }
         assignment = next;
     }
-    let stored = Centroids {
-        codes: centroids.chunks_exact(dim).flat_map(binary_code).collect(),
-    };
-    let mut partitions: Vec<Partition> = (0..k)
-        .map(|_| Partition {
-            chunk_gaps: Vec::new(),
-            codes: Vec::new(),
-        })
+    let mean: Vec<f32> = (0..dim)
+        .map(|d| centroids.chunks_exact(dim).map(|c| c[d]).sum::<f32>() / k as f32)
         .collect();
+    let (codes, lengths) = differences(centroids.chunks_exact(dim).map(|c| (c, mean.as_slice())), dim);
+    let stored = Centroids { mean, lengths, codes };
+    // Each partition's centroid in int8, and its members' differences from it as stored.
+    let mut partitions: Vec<Partition> = Vec::with_capacity(k);
     let mut records = vec![Vec::new(); k];
-    let mut last = vec![0u32; k];
-    let mut values = Vec::with_capacity(dim);
+    let mut members = vec![Vec::new(); k];
     for (i, &j) in assignment.iter().enumerate() {
-        let j = j as usize;
-        let p = &mut partitions[j];
-        p.chunk_gaps.push(i as u32 - last[j]);
-        last[j] = i as u32;
-        p.codes.extend(binary_code(row(i)));
-        values.clear();
-        let scale = quantize_into(row(i), &mut values);
-        super::encode_record(&values, scale, &mut records[j]);
+        members[j as usize].push(i);
+    }
+    let mut values = Vec::with_capacity(dim);
+    for (j, members) in members.iter().enumerate() {
+        let mut centroid = Vec::with_capacity(dim);
+        let centroid_scale = quantize_into(&centroids[j * dim..(j + 1) * dim], &mut centroid);
+        let base: Vec<f32> = centroid.iter().map(|&x| x as f32 * centroid_scale).collect();
+        let (codes, lengths) = differences(members.iter().map(|&i| (row(i), base.as_slice())), dim);
+        let mut last = 0;
+        let chunk_gaps = members
+            .iter()
+            .map(|&i| {
+                let gap = i as u32 - last;
+                last = i as u32;
+                gap
+            })
+            .collect();
+        for &i in members {
+            values.clear();
+            let scale = quantize_into(row(i), &mut values);
+            super::encode_record(&values, scale, &mut records[j]);
+        }
+        partitions.push(Partition {
+            centroid,
+            centroid_scale,
+            chunk_gaps,
+            lengths,
+            codes,
+        });
     }
     (stored, partitions, records)
+}
+
+/// The binary codes and lengths of each `(vector, base)`'s difference `vector − base`.
+fn differences<'a>(pairs: impl Iterator<Item = (&'a [f32], &'a [f32])>, dim: usize) -> (Vec<u8>, Lengths) {
+    let mut codes = Vec::new();
+    let mut lengths = Vec::new();
+    let mut difference = vec![0f32; dim];
+    for (v, base) in pairs {
+        difference.iter_mut().zip(v.iter().zip(base)).for_each(|(d, (x, b))| *d = x - b);
+        codes.extend(binary_code(&difference));
+        lengths.push(dot(&difference, &difference).sqrt());
+    }
+    let scale = lengths.iter().fold(0f32, |m, &l| m.max(l));
+    let bytes = lengths
+        .iter()
+        .map(|&l| if scale > 0.0 { (l / scale * 255.0).round() as u8 } else { 0 })
+        .collect();
+    (codes, Lengths { scale, bytes })
 }
 
 /// Writes `index` as a fragmented layout into `dir`: packs (and `rows`, the static rows' packs

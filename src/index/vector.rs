@@ -440,13 +440,6 @@ impl VectorIndex {
     }
 }
 
-/// Dot product with 16 lanes of partial sums, added in a fixed order. On wasm32 with `simd128`
-/// the lanes are four `f32x4` registers; elsewhere the same arithmetic is written on arrays
-/// (which the compiler vectorizes), so both targets give bit-identical results.
-/// A vector's int8 scale: its largest magnitude over 127, rounded up to 17 significant bits.
-/// Then `code × scale` is exact in f32 and the largest component's code is ±127, so quantizing
-/// a dequantized vector gives back the same codes and scale: vectors an index hands to the next
-/// build (`build::Previous`) are stored again byte for byte.
 /// Appends `v` in int8 to `values` and returns its scale.
 pub fn quantize_into(v: &[f32], values: &mut Vec<i8>) -> f32 {
     let scale = int8_scale(v.iter().fold(0f32, |m, x| m.max(x.abs())));
@@ -457,6 +450,10 @@ pub fn quantize_into(v: &[f32], values: &mut Vec<i8>) -> f32 {
     scale
 }
 
+/// A vector's int8 scale: its largest magnitude over 127, rounded up to 17 significant bits.
+/// Then `code × scale` is exact in f32 and the largest component's code is ±127, so quantizing
+/// a dequantized vector gives back the same codes and scale: vectors an index hands to the next
+/// build (`build::Previous`) are stored again byte for byte.
 fn int8_scale(largest: f32) -> f32 {
     if !(largest > 0.0 && largest.is_finite()) {
         return 1.0;
@@ -466,6 +463,9 @@ fn int8_scale(largest: f32) -> f32 {
     f32::from_bits(if bits & LOW == 0 { bits } else { (bits | LOW) + 1 })
 }
 
+/// Dot product with 16 lanes of partial sums, added in a fixed order. On wasm32 with `simd128`
+/// the lanes are four `f32x4` registers; elsewhere the same arithmetic is written on arrays
+/// (which the compiler vectorizes), so both targets give bit-identical results.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     debug_assert_eq!(a.len(), b.len());
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]

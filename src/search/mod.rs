@@ -247,12 +247,7 @@ fn rerank(
     rerank: &crate::hit::Rerank,
     context: QueryContext<'_>,
 ) -> Result<()> {
-    let reranker = context.reranker.ok_or_else(|| {
-        Error::InvalidInput(format!(
-            "the cross-encoder {:?} is not loaded, so rerank cannot run; load it first (loadReranker in the browser, --rerank on the command line)",
-            rerank.model
-        ))
-    })?;
+    let reranker = context.reranker.ok_or_else(|| not_loaded(&rerank.model))?;
     let top = (rerank.top_n as usize).min(candidates.len());
     let texts: Vec<String> = candidates[..top]
         .iter()
@@ -263,13 +258,35 @@ fn rerank(
         .collect();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let scores = reranker.relevance(query, &texts)?;
-    if scores.len() != top || scores.iter().any(|s| !s.is_finite()) {
+    if scores.len() != top {
         return Err(Error::Model(format!(
-            "the cross-encoder gave {} scores for {top} texts, or a score that is not a number",
+            "the cross-encoder gave {} scores for {top} texts",
             scores.len()
         )));
     }
-    for (c, s) in candidates.iter_mut().zip(scores) {
+    reorder(candidates, &scores)
+}
+
+/// The error of a `rerank` whose cross-encoder is not loaded.
+pub(crate) fn not_loaded(model: &str) -> Error {
+    Error::InvalidInput(format!(
+        "the cross-encoder {model:?} is not loaded, so rerank cannot run; load it first (loadReranker in the browser, --rerank on the command line)"
+    ))
+}
+
+/// A cross-encoder's name as `rerank.model` and loaders compare it: without a trailing `/`.
+pub fn canonical_model(name: &str) -> String {
+    name.trim_end_matches('/').to_string()
+}
+
+/// Reorders the first `scores.len()` candidates by the cross-encoder's `scores` (ties keep
+/// their order) and gives those after them score 0 (see `rerank`).
+pub(crate) fn reorder(candidates: &mut [Candidate], scores: &[f32]) -> Result<()> {
+    let top = scores.len().min(candidates.len());
+    if scores.iter().any(|s| !s.is_finite()) {
+        return Err(Error::Model("the cross-encoder gave a score that is not a number".into()));
+    }
+    for (c, &s) in candidates.iter_mut().zip(scores) {
         c.score = s;
         c.reranker_score = Some(s);
     }

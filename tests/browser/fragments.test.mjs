@@ -3,7 +3,7 @@
 // as a static host serves them; range requests into the packs):
 //   - a generated 100k-chunk site with vectors (examples/synthetic_site, built by
 //     scripts/test.sh): hybrid queries given their vectors stay within the byte figures below,
-//     the vector side reaches recall@10 ≥ 0.95 against the exact scan re-scoring 200, and a
+//     the vector side reaches recall@10 ≥ 0.95 against the exact scan at the defaults, and a
 //     repeated query costs no bytes;
 //   - the fixture docs cut into small fragments: the same hits, `searchDocuments` and
 //     `buildContext` (filtered) as the single file, with range requests and without them (a host that ignores Range), and a damaged or missing fragment
@@ -71,9 +71,8 @@ test("a 100k-chunk site: bytes per hybrid query, and recall of the vector side",
     costs.push(bytesSince(s, from));
     assert.equal(hits.length, 10, q.text);
   }
-  // Recall@10 of the vector side against the exact scan: with the defaults, and with 200 of the
-  // binary scan's candidates re-scored (on these blended vectors the sign codes put some of the
-  // true ten below the hundredth).
+  // Recall@10 of the vector side against the exact scan: with the defaults (the best 100 of the
+  // binary scan re-scored), and with 200.
   const recall = async (options) => {
     let found = 0;
     for (const q of queries) {
@@ -86,14 +85,14 @@ test("a 100k-chunk site: bytes per hybrid query, and recall of the vector side",
   const later = costs.slice(1).sort((a, b) => a - b);
   const median = later[Math.floor(later.length / 2)];
   console.log(`first query ${costs[0]} bytes, later median ${median}, max ${later.at(-1)}; recall@10 ${byDefault.toFixed(3)} (defaults), ${wider.toFixed(3)} (rescore 200)`);
-  assert.ok(wider >= 0.95, `recall@10 with rescore 200: ${wider}`);
-  assert.ok(byDefault >= 0.85, `recall@10 with the default probes ${byDefault}`);
+  assert.ok(byDefault >= 0.95, `recall@10 with the defaults: ${byDefault}`);
+  assert.ok(wider >= byDefault, `recall@10 with rescore 200: ${wider}`);
   // What this layout reaches on this site (docs/benchmarks.md), short of the aim of 500 kB for
   // the first query and 150 kB for later ones: the first query with the page, wasm and meta
-  // under 900 kB, later ones at a median under 250 kB and each under 400 kB.
-  assert.ok(costs[0] < 900_000, `first query ${costs[0]} bytes`);
-  assert.ok(median < 250_000, `later queries' median ${median} bytes`);
-  assert.ok(later.at(-1) < 400_000, `a later query cost ${later.at(-1)} bytes`);
+  // under 700 kB, later ones at a median under 200 kB and each under 300 kB.
+  assert.ok(costs[0] < 700_000, `first query ${costs[0]} bytes`);
+  assert.ok(median < 200_000, `later queries' median ${median} bytes`);
+  assert.ok(later.at(-1) < 300_000, `a later query cost ${later.at(-1)} bytes`);
   // A repeated query is answered from what the index holds: no request at all.
   const before = s.log.length;
   await page.evaluate(([text, vector]) => window.cairn.searchWithVector(text, vector, { limit: 10 }), [queries[0].text, queries[0].vector]);

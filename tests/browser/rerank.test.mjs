@@ -1,9 +1,12 @@
 // Reranking in Chromium, through the Cairn client in its Web Worker: the cross-encoder a search
 // names is fetched (once, then from the Cache API), the hits come back reordered by its scores
 // with every field set, and they equal the native CLI's; summaries, citation kinds, authors
-// and link relationships arrive as the CLI gives them.
+// and link relationships arrive as the CLI gives them. A fragmented index of the same input
+// reranks to the same hits, documents and context: its candidates' text fetched, then scored by
+// the full module's CrossEncoder.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,13 +14,16 @@ import { serve } from "../../scripts/serve.mjs";
 import { buildIndex, cairn, launchChromium, root } from "../node/helpers.mjs";
 import { writeTinyCrossEncoder } from "../tiny-cross-encoder.mjs";
 
-let server, browser, base, index, reranker;
+let server, browser, base, index, fragments, reranker;
 
 before(async () => {
   index = buildIndex([join(root, "tests/fixtures/linked")], ["--no-embed", "--summaries", "--chunk-words", "12"]);
   reranker = mkdtempSync(join(tmpdir(), "cairn-reranker-"));
   writeTinyCrossEncoder(reranker);
-  server = await serve(0, [["/linked/", index], ["/reranker/", reranker]]);
+  // The same index in small fragments, so the reranked candidates' text spans several.
+  fragments = join(index, "fragments");
+  execFileSync(join(root, "target/debug/examples/write_fragments"), [index, fragments, "--text-bytes", "300", "--pack-bytes", "2000"]);
+  server = await serve(0, [["/linked/", index], ["/reranker/", reranker], ["/fragments/", fragments]]);
   base = `http://127.0.0.1:${server.address().port}`;
   browser = await launchChromium();
 });
@@ -83,5 +89,33 @@ test("a cross-encoder that fails to load is an error, and the client keeps answe
   });
   assert.match(result.error, /404|not found|cannot/i);
   assert.ok(result.hits > 0);
+  await page.close();
+});
+
+test("a fragmented index reranks as the single file does", async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(base + "/");
+  const result = await page.evaluate(async () => {
+    const { Cairn } = await import("/pkg/client.js");
+    const run = async (index) => {
+      const cairn = await Cairn.open({ index, worker: true });
+      const rerank = { model: "/reranker/", topN: 5 };
+      const out = {
+        hits: await cairn.search("cairns valley", { mode: "lexical", limit: 6, explain: true, rerank }),
+        filtered: await cairn.search("archive trail", { mode: "lexical", rerank: { ...rerank, topN: 2 }, related: true }),
+        documents: await cairn.searchDocuments("cairns valley", { mode: "lexical", rerank, facets: ["docType"] }),
+        context: await cairn.buildContext("cairns valley", { mode: "lexical", rerank, tokenBudget: 80 }),
+      };
+      out.documents.timing = 0;
+      cairn.close();
+      return out;
+    };
+    return { single: await run("/linked/index.cairn"), fragments: await run("/fragments/meta.cairn") };
+  });
+  assert.deepEqual(errors, []);
+  assert.ok(result.single.hits.length > 0 && result.single.hits[0].scoreKind === "reranker");
+  assert.deepEqual(result.fragments, result.single);
   await page.close();
 });
