@@ -61,8 +61,8 @@ pub struct Fragmented {
     /// The dated documents' dates (the dates fragment, once added), by document.
     dates: Option<Vec<(u32, i64)>>,
     /// The cross-encoder's scores added (`add_rerank_scores`): (model, query, the chunks it
-    /// scored together) → their scores.
-    rerank_scores: HashMap<(String, String, Vec<u32>), Vec<f32>>,
+    /// scored together) and their scores, the last few.
+    rerank_scores: Vec<(RerankKey, Vec<f32>)>,
 }
 
 /// What rounds 1 to 3 of a search give: the fused candidates, and the lexical index of the
@@ -107,11 +107,30 @@ pub enum Step<T = Vec<SearchHit>> {
     Score(super::RerankRequest),
 }
 
+/// What the cross-encoder's scores are of: its name, the query, the chunks scored together.
+type RerankKey = (String, String, Vec<u32>);
+
+/// A step that waits on something (one of any answer, once widened).
+type Wait = Step<std::convert::Infallible>;
+
+impl Wait {
+    fn widen<T>(self) -> Step<T> {
+        match self {
+            Step::Done(never) => match never {},
+            Step::Need(fragments, records) => Step::Need(fragments, records),
+            Step::Rows(rows) => Step::Rows(rows),
+            Step::Score(request) => Step::Score(request),
+        }
+    }
+}
+
 impl<T> Step<T> {
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Step<U> {
-        match self.done() {
-            Ok(t) => Step::Done(f(t)),
-            Err(step) => step,
+        match self {
+            Step::Done(t) => Step::Done(f(t)),
+            Step::Need(fragments, records) => Step::Need(fragments, records),
+            Step::Rows(rows) => Step::Rows(rows),
+            Step::Score(request) => Step::Score(request),
         }
     }
 
@@ -188,7 +207,7 @@ impl Fragmented {
                     || v.model.dimension > 1 << 16
                     || v.partitions == 0
                     || v.partitions as u64 > chunks
-                    || v.default_probes == 0
+                    || v.scan_codes == 0
             })
             || meta.fields.windows(2).any(|w| w[0] >= w[1])
         {
@@ -240,7 +259,7 @@ impl Fragmented {
             records: HashMap::new(),
             fields: HashMap::new(),
             dates: None,
-            rerank_scores: HashMap::new(),
+            rerank_scores: Vec::new(),
         })
     }
 
@@ -423,6 +442,7 @@ impl Fragmented {
                 let (k, dim) = self.vector_shape();
                 if c.codes.len() != k * dim.div_ceil(8)
                     || c.mean.len() != dim
+                    || c.sizes.len() != k
                     || !c.lengths.valid(k)
                     || c.mean.iter().any(|x| !x.is_finite())
                 {
@@ -562,8 +582,8 @@ impl Fragmented {
         };
         // Reranked once, on the pool that holds enough documents.
         let (order, matched) = if search.rerank.is_some() {
-            if let Some(step) = self.rerank(query, &mut r.retrieved, &search)? {
-                return Ok(step);
+            if let Some(wait) = self.rerank(query, &mut r.retrieved, &search)? {
+                return Ok(wait.widen());
             }
             documents::group_by(&r.retrieved.candidates, &doc_of)
         } else {
@@ -592,8 +612,8 @@ impl Fragmented {
                 wanted_chunks.extend(matched[doc].iter().map(|&(c, _)| c));
             }
         }
-        if let Some(need) = self.texts_needed(&wanted_chunks) {
-            return Ok(need);
+        if let Some(wait) = self.texts_needed(&wanted_chunks) {
+            return Ok(wait.widen());
         }
         let results = match r.lexical {
             Some(lexical) => {
@@ -631,8 +651,8 @@ impl Fragmented {
             Ok(r) => r,
             Err(step) => return Ok(step),
         };
-        if let Some(step) = self.rerank(query, &mut r.retrieved, options)? {
-            return Ok(step);
+        if let Some(wait) = self.rerank(query, &mut r.retrieved, options)? {
+            return Ok(wait.widen());
         }
         let chosen: Vec<Candidate> = r
             .retrieved
@@ -652,8 +672,8 @@ impl Fragmented {
             let to = c.chunk.saturating_add(options.expand).min(end - 1);
             wanted.extend(from..=to);
         }
-        if let Some(need) = self.texts_needed(&wanted) {
-            return Ok(need);
+        if let Some(wait) = self.texts_needed(&wanted) {
+            return Ok(wait.widen());
         }
         // Round 5, with `related`: the documents the hits link to, hop by hop, each by the
         // chunk `related` shows of it (its best in the pool, else its first), as far as the
@@ -663,8 +683,8 @@ impl Fragmented {
             .map(|c| (self.documents.of_chunk[c.chunk as usize], c.chunk))
             .collect();
         if options.related {
-            if let Some(need) = self.related_chunks(&direct, &r.retrieved, options, &mut wanted) {
-                return Ok(need);
+            if let Some(wait) = self.related_chunks(&direct, &r.retrieved, options, &mut wanted) {
+                return Ok(wait.widen());
             }
         }
         let Some(lexical) = r.lexical else {
@@ -723,13 +743,13 @@ impl Fragmented {
     /// shows of it (its best in the pool, else its first). Gives the step that fetches a hop's
     /// text, while one is missing. A linked document without chunks is in no text fragment, so
     /// its own links are not followed (the single file, which holds every link, would).
-    fn related_chunks<T>(
+    fn related_chunks(
         &self,
         direct: &[(u32, u32)],
         retrieved: &Retrieved,
         options: &SearchOptions,
         wanted: &mut BTreeSet<u32>,
-    ) -> Option<Step<T>> {
+    ) -> Option<Wait> {
         let allowed = |doc: u32| retrieved.documents.as_ref().is_none_or(|d| d[doc as usize]);
         let mut best: HashMap<u32, u32> = HashMap::new();
         for c in &retrieved.candidates {
@@ -766,7 +786,7 @@ impl Fragmented {
     }
 
     /// The text fragments of `chunks` not added yet, as a step; none when all are in.
-    fn texts_needed<T>(&self, chunks: &BTreeSet<u32>) -> Option<Step<T>> {
+    fn texts_needed(&self, chunks: &BTreeSet<u32>) -> Option<Wait> {
         let need: BTreeSet<u32> = chunks
             .iter()
             .map(|&c| self.text_fragment(c))
@@ -1000,7 +1020,7 @@ impl Fragmented {
     /// With `rerank`, reorders `retrieved` as the single file does, by the cross-encoder's
     /// scores of its best `topN` (`add_rerank_scores`); gives the step that fetches their text,
     /// or asks for their scores, while either is missing.
-    fn rerank<T>(&self, query: &str, retrieved: &mut Retrieved, options: &SearchOptions) -> Result<Option<Step<T>>> {
+    fn rerank(&self, query: &str, retrieved: &mut Retrieved, options: &SearchOptions) -> Result<Option<Wait>> {
         let Some(asked) = &options.rerank else {
             return Ok(None);
         };
@@ -1016,7 +1036,7 @@ impl Fragmented {
         // The candidates are scored together, as the single file scores them (a batch's
         // padding moves a score in its last bits).
         let key = (search::canonical_model(&asked.model), query.to_string(), top);
-        let Some(scores) = self.rerank_scores.get(&key) else {
+        let Some((_, scores)) = self.rerank_scores.iter().find(|(k, _)| *k == key) else {
             let texts = key.2.iter().map(|&c| self.indexed_text(c)).collect();
             let (model, query, chunks) = key;
             return Ok(Some(Step::Score(super::RerankRequest {
@@ -1045,12 +1065,12 @@ impl Fragmented {
             )));
         }
         if self.rerank_scores.len() >= 16 {
-            self.rerank_scores.clear();
+            self.rerank_scores.remove(0);
         }
-        self.rerank_scores.insert(
+        self.rerank_scores.push((
             (search::canonical_model(model), query.to_string(), chunks.to_vec()),
             scores.to_vec(),
-        );
+        ));
         Ok(())
     }
 
@@ -1145,8 +1165,6 @@ impl Fragmented {
         let Some(centroids) = self.centroids.as_ref() else {
             return Ok(vec![self.meta.centroids_fragment()]);
         };
-        let default = self.meta.vectors.as_ref().map_or(1, |v| v.default_probes);
-        let probes = options.probes.unwrap_or(default).clamp(1, k as u32) as usize;
         let codes = CodeQuery::new(query);
         let base = dot(query, &centroids.mean);
         let mut scored: Vec<ScoredChunk> = centroids
@@ -1158,7 +1176,25 @@ impl Fragmented {
                 score: codes.estimate(base, centroids.lengths.get(j), code),
             })
             .collect();
-        search::top_k(&mut scored, probes, |s| s.score, |s| s.chunk);
+        search::top_k(&mut scored, k, |s| s.score, |s| s.chunk);
+        let probes = match options.probes {
+            Some(probes) => probes.clamp(1, k as u32) as usize,
+            // The nearest partitions until they hold `scan_codes` chunks, and at least 4.
+            None => {
+                let budget = self.meta.vectors.as_ref().map_or(1, |v| v.scan_codes) as u64;
+                let mut held = 0u64;
+                let within = scored
+                    .iter()
+                    .take_while(|s| {
+                        let before = held;
+                        held += centroids.sizes[s.chunk as usize] as u64;
+                        before < budget
+                    })
+                    .count();
+                within.max(4)
+            }
+        };
+        scored.truncate(probes);
         Ok(scored
             .into_iter()
             .map(|s| self.meta.partition_fragment(s.chunk))

@@ -70,8 +70,9 @@ pub struct Meta {
 pub struct VectorMeta {
     pub model: ModelIdentity,
     pub partitions: u32,
-    /// How many partitions a query scans when it does not say (`nprobe`).
-    pub default_probes: u32,
+    /// How many codes a query scans when it does not say how many partitions (`probes`): its
+    /// nearest partitions until they hold this many, and at least 4.
+    pub scan_codes: u32,
 }
 
 
@@ -177,6 +178,8 @@ pub struct LinkedDocument {
 /// apart where signs of the centroids themselves mostly agree.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Centroids {
+    /// How many chunks each partition holds.
+    pub sizes: Vec<u32>,
     pub mean: Vec<f32>,
     pub lengths: Lengths,
     pub codes: Vec<u8>,

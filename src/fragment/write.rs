@@ -76,7 +76,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
             Some(VectorMeta {
                 model: v.model.clone(),
                 partitions: k as u32,
-                default_probes: default_probes(k, v.len()),
+                scan_codes: SCAN_CODES,
             })
         }
         _ => None,
@@ -370,13 +370,9 @@ fn document_dates(index: &Index) -> DocumentDates {
     dates
 }
 
-/// How many partitions a query scans by default: as many as scan about 1,200 codes (about
-/// 60 kB; 7 partitions at 100k chunks), which bounds the bytes, and at least 4; every one of a
-/// small index's (`docs/benchmarks.md`).
-fn default_probes(partitions: usize, vectors: usize) -> u32 {
-    let affordable = (1_200 * partitions / vectors.max(1)).max(4);
-    affordable.min(partitions) as u32
-}
+/// How many codes a query scans by default (`VectorMeta::scan_codes`): about 55 kB at 100k
+/// chunks, and every partition of a small index (`docs/benchmarks.md`).
+const SCAN_CODES: u32 = 1_000;
 
 /// Spherical k-means (seeded by evenly spaced vectors, so builds are reproducible), then each
 /// vector in its nearest centroid's partition: its difference from the centroid there (a binary
@@ -434,7 +430,11 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>,
         .map(|d| centroids.chunks_exact(dim).map(|c| c[d]).sum::<f32>() / k as f32)
         .collect();
     let (codes, lengths) = differences(centroids.chunks_exact(dim).map(|c| (c, mean.as_slice())), dim);
-    let stored = Centroids { mean, lengths, codes };
+    let mut sizes = vec![0u32; k];
+    for &j in &assignment {
+        sizes[j as usize] += 1;
+    }
+    let stored = Centroids { sizes, mean, lengths, codes };
     // Each partition's centroid in int8, and its members' differences from it as stored.
     let mut partitions: Vec<Partition> = Vec::with_capacity(k);
     let mut records = vec![Vec::new(); k];
