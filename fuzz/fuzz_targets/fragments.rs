@@ -1,14 +1,15 @@
 //! Hostile fragments: the input is a meta file (first byte 0), or the bytes a sample fragmented
 //! index's searches are fed instead of (or on top of) the fragments and vector records they ask
-//! for. Opening, adding, searching, document search and contexts must answer or give an error,
-//! never a panic, and after any error the index keeps answering.
+//! for, and the cross-encoder scores a reranked search asks for. Opening, adding, searching,
+//! document search and contexts must answer or give an error, never a panic, and after any
+//! error the index keeps answering.
 #![no_main]
 
 use std::sync::OnceLock;
 
 use cairn::fragment::load::{native::gunzip, Fragmented, Step};
 use cairn::fragment::write::{layout, Options};
-use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, SearchMode, SearchOptions};
+use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, Rerank, SearchMode, SearchOptions};
 use cairn::search::QueryContext;
 use cairn_fuzz::{check_hit, query_vector, sample_index, write_seeds_if_asked, Vectors};
 use libfuzzer_sys::fuzz_target;
@@ -53,8 +54,10 @@ fn options() -> Vec<SearchOptions> {
             recency_weight: 1.0,
             related: true,
             related_hops: 2,
-            ..base
+            ..base.clone()
         },
+        // Reranked: the candidates' text, then their scores (from the input).
+        SearchOptions { rerank: Some(Rerank { model: "cross-encoder".into(), top_n: 3 }), mode: SearchMode::Hybrid, ..base },
     ]
 }
 
@@ -129,6 +132,29 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
                             data = &rest[n..];
                         }
                         if data.is_empty() {
+                            break;
+                        }
+                    }
+                    Ok(Step::Score(request)) => {
+                        // A byte: 0 gives a fitting score a text; else that many scores, each
+                        // from the input's next four bytes (NaN, infinities, too many or few).
+                        let (&n, rest) = data.split_first().unwrap_or((&0, &[]));
+                        data = rest;
+                        let scores: Vec<f32> = if n == 0 {
+                            (0..request.texts.len()).map(|i| 1.0 / (1.0 + i as f32)).collect()
+                        } else {
+                            (0..n % 8)
+                                .map(|_| {
+                                    let (bytes, rest) = data.split_at(data.len().min(4));
+                                    data = rest;
+                                    let mut word = [0u8; 4];
+                                    word[..bytes.len()].copy_from_slice(bytes);
+                                    f32::from_le_bytes(word)
+                                })
+                                .collect()
+                        };
+                        let _ = index.add_rerank_scores(&request.model, &request.query, &request.chunks, &scores);
+                        if data.is_empty() && n != 0 {
                             break;
                         }
                     }
