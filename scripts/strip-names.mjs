@@ -1,6 +1,7 @@
 // Drops the "name" custom section from wasm modules, in place: function names that only stack
-// traces read (a tenth of the module; docs/benchmarks.md). Every other section is kept byte
-// for byte. (wasm-opt would do it, but Debian's binaryen breaks the module and npm's is a large
+// traces read (a tenth of the module; docs/benchmarks.md); and "producers" and
+// "target_features", the toolchain's notes to itself, which no browser reads. Every other
+// section is kept byte for byte. (wasm-opt would do it, but Debian's binaryen breaks the module and npm's is a large
 // dependency for one flag.)
 // Usage: node scripts/strip-names.mjs FILE.wasm...
 import { readFileSync, writeFileSync } from "node:fs";
@@ -27,7 +28,7 @@ for (const file of process.argv.slice(2)) {
       const [length, start] = leb128(bytes, body);
       name = bytes.subarray(start, start + length).toString("utf8");
     }
-    if (name !== "name") kept.push(bytes.subarray(at, end));
+    if (!["name", "producers", "target_features"].includes(name)) kept.push(bytes.subarray(at, end));
     at = end;
   }
   const out = Buffer.concat(kept);

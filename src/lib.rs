@@ -32,6 +32,11 @@ pub mod ingest;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
 
+/// Talc instead of dlmalloc in the browser: fewer bytes to download, and faster.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 pub use error::{Error, Result};
 pub use hit::{SearchHit, SearchOptions};
 pub use searcher::Searcher;

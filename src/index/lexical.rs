@@ -40,8 +40,11 @@ pub(crate) struct Postings {
 pub struct LexicalIndex {
     pub(crate) params: Bm25Params,
     pub(crate) terms: Vec<String>,
-    /// Each term's IDF over chunks, and over documents.
+    /// Each term's IDF over chunks, and over documents: derived from the postings and the
+    /// document table when the index is built or read (`attach_documents`), not stored.
+    #[serde(skip)]
     pub(crate) idf: Vec<f32>,
+    #[serde(skip)]
     pub(crate) document_idf: Vec<f32>,
     pub(crate) postings: Vec<Postings>,
     /// Length of every chunk in terms.
@@ -129,25 +132,7 @@ impl LexicalIndex {
         }
         let documents = std::sync::Arc::new(Documents::new(chunk_documents, &chunk_lengths));
         let (terms, postings): (Vec<String>, Vec<Postings>) = by_term.into_iter().unzip();
-        let idf = postings
-            .iter()
-            .map(|p| bm25_idf(chunk_lengths.len(), p.freqs.len()))
-            .collect();
-        let document_idf = postings
-            .iter()
-            .map(|p| {
-                let mut found = 0;
-                let mut previous = None;
-                for chunk in p.chunks() {
-                    let document = Some(documents.of_chunk[chunk as usize]);
-                    if document != previous {
-                        found += 1;
-                        previous = document;
-                    }
-                }
-                bm25_idf(documents.lengths.len(), found)
-            })
-            .collect();
+        let (idf, document_idf) = idf_tables(&postings, &documents);
         LexicalIndex {
             params,
             terms,
@@ -252,8 +237,10 @@ impl LexicalIndex {
 
     /// Gives an index read from a file its chunk → document table (`of_chunk[c]`: the document of
     /// chunk `c`, ascending), which the file stores once, with the chunks. Call after `validate`.
+    /// Its IDF tables are derived then.
     pub fn attach_documents(&mut self, of_chunk: Vec<u32>) {
         self.documents = std::sync::Arc::new(Documents::new(of_chunk, &self.chunk_lengths));
+        (self.idf, self.document_idf) = idf_tables(&self.postings, &self.documents);
     }
 
     /// An index of some terms only (a fragmented index's loaded shards), scoring each exactly
@@ -319,10 +306,7 @@ impl LexicalIndex {
                 self.chunk_lengths.len()
             ));
         }
-        if [self.idf.len(), self.document_idf.len(), self.postings.len()]
-            .iter()
-            .any(|&n| n != self.terms.len())
-        {
+        if self.postings.len() != self.terms.len() {
             return Err("lexical index term tables differ in length".into());
         }
         for postings in &self.postings {
@@ -482,6 +466,32 @@ impl Postings {
 }
 
 /// Lucene's BM25 IDF (never negative) of a term found in `found` of `count` units.
+/// Each term's IDF over chunks (`bm25_idf` of how many chunks hold it) and over documents (of
+/// how many documents do; a term's postings are in chunk order, and a document's chunks are
+/// numbered together).
+fn idf_tables(postings: &[Postings], documents: &Documents) -> (Vec<f32>, Vec<f32>) {
+    let idf = postings
+        .iter()
+        .map(|p| bm25_idf(documents.of_chunk.len(), p.freqs.len()))
+        .collect();
+    let document_idf = postings
+        .iter()
+        .map(|p| {
+            let mut found = 0;
+            let mut previous = None;
+            for chunk in p.chunks() {
+                let document = documents.of_chunk.get(chunk as usize).copied();
+                if document != previous {
+                    found += 1;
+                    previous = document;
+                }
+            }
+            bm25_idf(documents.lengths.len(), found)
+        })
+        .collect();
+    (idf, document_idf)
+}
+
 fn bm25_idf(count: usize, found: usize) -> f32 {
     let (count, found) = (count as f64, found as f64);
     (1.0 + (count - found + 0.5) / (found + 0.5)).ln() as f32
