@@ -343,7 +343,10 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
       searchDocuments: async (query, options) => fragments.searchDocuments(query, options, await modelVector(query, options)),
       buildContext: async (query, options) => fragments.buildContext(query, options, await modelVector(query, options)),
       stats: fragments.stats,
-      free: () => index.free(),
+      free: () => {
+        index.free();
+        reranker?.loading.then((crossEncoder) => crossEncoder.free(), () => {});
+      },
     },
     loadReranker(model) {
       if (reranker?.model !== model) {
@@ -356,8 +359,9 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
           return crossEncoder;
         });
         const pending = { model, loading };
-        // The one it replaces is freed once it is in.
-        reranker?.loading.then((old) => old.free(), () => {});
+        // The one it replaces is freed once the new one is in (a search may still be using it).
+        const replaced = reranker;
+        loading.then(() => replaced?.loading.then((old) => old.free(), () => {}), () => {});
         reranker = pending;
         // A failed load is forgotten, so the next search tries again.
         loading.catch(() => reranker === pending && (reranker = null));

@@ -796,6 +796,8 @@ enum Opened {
     Fragments {
         folder: std::sync::Mutex<Folder>,
         embedder: Option<Embedder>,
+        /// The cross-encoder `rerank` names, once loaded.
+        reranker: Option<cairn::rerank::Reranker>,
     },
 }
 
@@ -803,7 +805,7 @@ impl Opened {
     fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
         match self {
             Opened::Single(searcher) => Ok(searcher.search(query, options)?),
-            Opened::Fragments { folder, embedder } => {
+            Opened::Fragments { folder, embedder, reranker } => {
                 let vector = match embedder {
                     Some(e) if options.mode != SearchMode::Lexical => Some(e.embed(query)?),
                     _ => None,
@@ -814,7 +816,7 @@ impl Opened {
                     encoder: cairn::hit::Encoder::Model,
                     embedder: embedder.as_ref(),
                     now_ms: options.now.unwrap_or_else(cairn::searcher::now_ms),
-                    reranker: None,
+                    reranker: reranker.as_ref().map(|r| r as &dyn cairn::search::CrossEncoder),
                     expanded: None,
                 };
                 let mut folder = folder.lock().expect("a search panicked");
@@ -847,6 +849,7 @@ fn open(path: &Path, mode: SearchMode) -> Result<Opened> {
         return Ok(Opened::Fragments {
             folder: std::sync::Mutex::new(folder),
             embedder,
+            reranker: None,
         });
     }
     let (file, dir) = if path.is_dir() {
@@ -948,12 +951,15 @@ fn run_search(
         Output::Context => request.parse::<ContextOptions>()?.search,
     };
     let mut opened = open(path, search.mode)?;
-    if let (Some(rerank), Opened::Single(searcher)) = (&search.rerank, &mut opened) {
-        let files = ModelFiles::read_dir(Path::new(&rerank.model))
-            .with_context(|| format!("cannot load the cross-encoder {}", rerank.model))?;
-        searcher
-            .load_reranker(&rerank.model, files)
-            .with_context(|| format!("cannot load the cross-encoder {}", rerank.model))?;
+    if let Some(rerank) = &search.rerank {
+        let cannot = || format!("cannot load the cross-encoder {}", rerank.model);
+        let files = ModelFiles::read_dir(Path::new(&rerank.model)).with_context(cannot)?;
+        match &mut opened {
+            Opened::Single(searcher) => searcher.load_reranker(&rerank.model, files).with_context(cannot)?,
+            Opened::Fragments { reranker, .. } => {
+                *reranker = Some(cairn::rerank::Reranker::load(files).with_context(cannot)?)
+            }
+        }
     }
     let searcher = &opened;
     let stdout = std::io::stdout();

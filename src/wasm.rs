@@ -350,8 +350,9 @@ impl SearchIndex {
 }
 
 /// A fragmented index (`meta.cairn`): it holds the fragments added so far and says which a
-/// search still needs. `js/fetch.js` drives it: search, fetch what it names (range requests into
-/// the packs, gzip undone by `DecompressionStream`), `addFragment` each, search again.
+/// search still needs. `js/fragments.js` drives it: search, fetch what it names (range requests
+/// into the packs, gzip undone by `DecompressionStream`), `addFragment` each (or, for a
+/// `{ rerank }` step, score the texts and `addRerankScores`), search again.
 #[wasm_bindgen]
 pub struct FragmentedIndex {
     index: RefCell<Fragmented>,
@@ -370,8 +371,8 @@ impl FragmentedIndex {
         })
     }
 
-    /// Searches with the fragments added so far: `{ hits }`, or `{ need }`, the fragments to
-    /// fetch and add before searching again.
+    /// Searches with the fragments added so far: `{ hits }`; or `{ need }`, the fragments to
+    /// fetch and add, or `{ rerank }`, the texts to score, before searching again.
     /// `vector`: the model's embedding of the query, when the page's model made one (hits then
     /// say `encoder: "model"`, as the single file's do).
     #[wasm_bindgen(unchecked_return_type = "FragmentStep")]
@@ -403,7 +404,7 @@ impl FragmentedIndex {
     }
 
     /// Document search as `SearchIndex.searchDocuments` answers it: `{ documents }`, or
-    /// `{ need }` as `search` gives it. `vector`: the query's embedding, if the page has one.
+    /// `{ need }` or `{ rerank }` as `search` gives them. `vector`: the query's embedding, if the page has one.
     #[wasm_bindgen(js_name = searchDocuments, unchecked_return_type = "FragmentStep")]
     pub fn search_documents(
         &self,
@@ -430,7 +431,7 @@ impl FragmentedIndex {
     }
 
     /// A prompt's context as `SearchIndex.buildContext` builds it: `{ context }`, or `{ need }`
-    /// as `search` gives it. `vector`: the query's embedding, if the page has one.
+    /// or `{ rerank }` as `search` gives them. `vector`: the query's embedding, if the page has one.
     #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "FragmentStep")]
     pub fn build_context(
         &self,

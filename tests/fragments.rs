@@ -49,10 +49,10 @@ const NOW: f64 = 1_767_225_600_000.0;
 /// The name the tiny cross-encoder is loaded under (what `rerank.model` gives).
 const CROSS_ENCODER: &str = "tiny-cross-encoder";
 
-/// A tiny random cross-encoder (tests/tiny-cross-encoder.mjs), written once per test run.
-fn cross_encoder_files() -> ModelFiles {
+/// A tiny random cross-encoder's folder (tests/tiny-cross-encoder.mjs), written once per test run.
+fn cross_encoder_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
+    DIR.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = root.join("target/test-fixtures/tiny-cross-encoder-fragments");
         let out = std::process::Command::new("node")
@@ -63,8 +63,11 @@ fn cross_encoder_files() -> ModelFiles {
             .expect("node runs tests/tiny-cross-encoder.mjs");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         dir
-    });
-    ModelFiles::read_dir(dir).unwrap()
+    })
+}
+
+fn cross_encoder_files() -> ModelFiles {
+    ModelFiles::read_dir(cross_encoder_dir()).unwrap()
 }
 
 /// `single` with the tiny cross-encoder loaded, and the same cross-encoder for the fragments.
@@ -482,11 +485,17 @@ fn the_cli_writes_and_searches_either_layout() {
         ])
     };
     let search = || ok(&["search", out.to_str().unwrap(), "coffee", "--json"]);
+    let reranked = || {
+        let model = cross_encoder_dir().to_str().unwrap();
+        ok(&["search", out.to_str().unwrap(), "coffee", "--json", "--rerank", model, "--rerank-top-n", "3"])
+    };
     build("single");
-    let from_single = search();
+    let (from_single, reranked_single) = (search(), reranked());
+    assert!(reranked_single.contains("\"scoreKind\": \"reranker\"") || reranked_single.contains("\"scoreKind\":\"reranker\""));
     build("fragments");
     assert!(out.join("meta.cairn").is_file() && !out.join("index.cairn").exists());
     assert_eq!(search(), from_single);
+    assert_eq!(reranked(), reranked_single);
     // Back to one file: the fragments go.
     build("single");
     assert!(!out.join("meta.cairn").exists() && !out.join("p").exists());

@@ -3,13 +3,14 @@
 //! parallel, adds them and asks again. A plain query costs at most five rounds (terms and
 //! centroids; the static rows of its terms, when the static tier embeds it; typo words and
 //! partitions; expansions and vector records; its hits' text); `related` adds a round of text a
-//! hop, document search a round each time it grows its pool, and a round with nothing to fetch
-//! costs none, as does a fragment already loaded.
+//! hop, document search a round each time it grows its pool, `rerank` two (its candidates'
+//! text, then their scores, which the shell gets from the cross-encoder); a round with nothing
+//! to fetch costs none, as does a fragment already loaded.
 //!
 //! Lexical ranking is the single file's to the bit: term shards carry each posting's chunk
 //! length and the meta the document table, so `LexicalIndex::search_words` runs on the same
-//! numbers. The vector side scans the binary codes of the `probes` partitions whose centroids
-//! are nearest the query and re-scores the best `rescore` with their int8 records, the single
+//! numbers. The vector side scans the codes (each vector's difference from its centroid) of
+//! the partitions whose centroids are nearest the query and re-scores the best `rescore` with their int8 records, the single
 //! file's own bytes. The hits are then dressed by the single file's own code, on a small
 //! `Index` of just the loaded chunks and documents they need.
 
@@ -1030,6 +1031,11 @@ impl Fragmented {
             .take(asked.top_n as usize)
             .map(|c| c.chunk)
             .collect();
+        if top.is_empty() {
+            // Nothing to score: no round for the cross-encoder.
+            retrieved.score_kind = ScoreKind::Reranker;
+            return Ok(None);
+        }
         if let Some(need) = self.texts_needed(&top.iter().copied().collect()) {
             return Ok(Some(need));
         }
@@ -1313,9 +1319,6 @@ impl Fragmented {
     }
 }
 
-/// For each byte of a binary code, twice the query's sum over each pattern of set bits: a
-/// code's score, Σ over set bits − Σ over clear bits, is then 2 Σ set − Σ all, one lookup a byte
-/// (Σ all is the same for every code, so it is left out).
 /// A document known only as a link's other end.
 fn stub(l: &LinkedDocument) -> Document {
     Document {

@@ -173,7 +173,7 @@ pub struct LinkedDocument {
 
 /// The IVF coarse centroids, each as its difference from their mean: a binary code (the sign of
 /// each component) and a length, so that a query ranks them by
-/// `estimate(q·mean, length, q, code)` (a 100k-chunk site's 632 centroids are 31 kB). The mean
+/// `CodeQuery::estimate(q·mean, length, code)` (a 100k-chunk site's 632 centroids are 31 kB). The mean
 /// is what every centroid of a sentence model shares; signs of the differences tell centroids
 /// apart where signs of the centroids themselves mostly agree.
 #[derive(Debug, Serialize, Deserialize)]
@@ -187,7 +187,7 @@ pub struct Centroids {
 
 /// The chunks nearest one centroid (the int8 `centroid`, `centroid_scale`), each as its
 /// difference from the centroid: a binary code and a length, what a query scans with
-/// `estimate(q·centroid, length, q, code)`. Each chunk's int8 vector (the single file's own
+/// `CodeQuery::estimate(q·centroid, length, code)`. Each chunk's int8 vector (the single file's own
 /// bytes) is a record of the partition's records fragment, fetched by range only for the
 /// candidates the scan puts first.
 #[derive(Debug, Serialize, Deserialize)]

@@ -465,7 +465,6 @@ impl Postings {
     }
 }
 
-/// Lucene's BM25 IDF (never negative) of a term found in `found` of `count` units.
 /// Each term's IDF over chunks (`bm25_idf` of how many chunks hold it) and over documents (of
 /// how many documents do; a term's postings are in chunk order, and a document's chunks are
 /// numbered together).
@@ -492,9 +491,11 @@ fn idf_tables(postings: &[Postings], documents: &Documents) -> (Vec<f32>, Vec<f3
     (idf, document_idf)
 }
 
+/// Lucene's BM25 IDF (never negative) of a term found in `found` of `count` units, with libm's
+/// logarithm so that every target computes the same bits.
 fn bm25_idf(count: usize, found: usize) -> f32 {
     let (count, found) = (count as f64, found as f64);
-    (1.0 + (count - found + 0.5) / (found + 0.5)).ln() as f32
+    libm::log(1.0 + (count - found + 0.5) / (found + 0.5)) as f32
 }
 
 fn average(lengths: &[u32]) -> f32 {
@@ -581,7 +582,7 @@ mod tests {
         assert_eq!(hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), vec![1, 0]);
         // idf = ln(1 + (3 - 2 + 0.5) / (2 + 0.5)); with one chunk a document, the document's
         // BM25 equals the passage's, so the score is twice it.
-        let idf = (1.0f64 + 1.5 / 2.5).ln() as f32;
+        let idf = libm::log(1.0f64 + 1.5 / 2.5) as f32;
         let avg = 8.0 / 3.0;
         let expected = 2.0 * idf * 2.2 / (1.0 + 1.2 * (0.25 + 0.75 * 2.0 / avg));
         assert!(
