@@ -123,7 +123,7 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_param_type = "Float32Array | number[]")] vector: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let (query, vector) = (string(&query, "the query")?, float_array(&vector)?);
+        let (query, vector) = (string(&query, "the query")?, float_array(&vector, "the vector")?);
         let options: SearchOptions = parse_options(options)?;
         to_js(
             &self
@@ -398,7 +398,7 @@ impl FragmentedIndex {
         #[wasm_bindgen(unchecked_param_type = "Float32Array | number[]")] vector: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let (query, vector) = (string(&query, "the query")?, float_array(&vector)?);
+        let (query, vector) = (string(&query, "the query")?, float_array(&vector, "the vector")?);
         let options = parse_options(options)?;
         self.step(&query, fragment_context(Some(&vector), true, &options), &options)
     }
@@ -508,7 +508,7 @@ impl FragmentedIndex {
     ) -> Result<(), JsError> {
         let (model, query) = (string(&model, "the model")?, string(&query, "the query")?);
         let chunks = u32_array(&chunks, "the chunks")?;
-        let scores = float_array(&scores)?;
+        let scores = float_array(&scores, "the scores")?;
         self.borrow_mut()?
             .add_rerank_scores(&model, &query, &chunks, &scores)
             .map_err(js_error)
@@ -695,7 +695,7 @@ impl FragmentedIndex {
 fn optional_vector(vector: Option<JsValue>) -> Result<Option<Vec<f32>>, JsError> {
     vector
         .filter(|v| !v.is_undefined() && !v.is_null())
-        .map(|v| float_array(&v))
+        .map(|v| float_array(&v, "the vector"))
         .transpose()
 }
 
@@ -833,9 +833,9 @@ fn byte_array(value: &JsValue, what: &str) -> Result<Vec<u8>, JsError> {
 }
 
 /// A query vector from a `Float32Array` or an array of numbers, every one finite as an f32.
-fn float_array(value: &JsValue) -> Result<Vec<f32>, JsError> {
+fn float_array(value: &JsValue, what: &str) -> Result<Vec<f32>, JsError> {
     let wrong = || {
-        js_error(format!("the vector must be a Float32Array or an array of at most {MAX_DIMENSION} numbers, not {}", type_of(value)))
+        js_error(format!("{what} must be a Float32Array or an array of at most {MAX_DIMENSION} numbers, not {}", type_of(value)))
     };
     let array = value.unchecked_ref::<Array>();
     let vector: Vec<f32> =
@@ -852,7 +852,7 @@ fn float_array(value: &JsValue) -> Result<Vec<f32>, JsError> {
         };
     match vector.iter().position(|n| !n.is_finite()) {
         Some(i) => Err(js_error(format!(
-            "the vector must hold finite numbers (as f32); number {i} is {}",
+            "{what} must hold finite numbers (as f32); number {i} is {}",
             crate::error::number(f64::from(vector[i]))
         ))),
         None => Ok(vector),

@@ -441,7 +441,8 @@ impl Fragmented {
             }
             Payload::Centroids(c) if number == centroids => {
                 let (k, dim) = self.vector_shape();
-                if c.codes.len() != k * dim.div_ceil(8)
+                let code_bytes = dim.div_ceil(8) as u64;
+                if c.codes.len() as u64 != k as u64 * code_bytes
                     || c.mean.len() != dim
                     || c.sizes.len() != k
                     || !c.lengths.valid(k)
@@ -454,7 +455,7 @@ impl Fragmented {
             Payload::Partition(p) if number > centroids => {
                 let (k, dim) = self.vector_shape();
                 if number - centroids - 1 >= k as u32
-                    || p.codes.len() != p.chunk_gaps.len() * dim.div_ceil(8)
+                    || p.codes.len() as u64 != p.chunk_gaps.len() as u64 * dim.div_ceil(8) as u64
                     || !p.lengths.valid(p.chunk_gaps.len())
                     || p.centroid.len() != dim
                     || !p.centroid_scale.is_finite()
@@ -916,9 +917,11 @@ impl Fragmented {
             }
         }
         need.extend(word_shards.iter().filter(|s| !self.words.contains_key(s)));
-        let probes = match vector {
-            Some(v) => self.probes(v, options)?,
-            None => Vec::new(),
+        // The query against binary codes, made once for the centroids and the partitions.
+        let codes = vector.map(CodeQuery::new);
+        let probes = match (vector, &codes) {
+            (Some(v), Some(codes)) => self.probes(v, codes, options)?,
+            _ => Vec::new(),
         };
         need.extend(probes.iter().filter(|p| !self.partitions.contains_key(p)));
         if !need.is_empty() {
@@ -936,9 +939,9 @@ impl Fragmented {
                 .filter_map(|&(t, _)| self.meta.term_shard(lexical.term(t)))
                 .filter(|s| !self.terms.contains_key(s)),
         );
-        let candidates = match vector {
-            Some(v) => self.scan(v, &probes, mask, options),
-            None => Vec::new(),
+        let candidates = match (vector, &codes) {
+            (Some(v), Some(codes)) => self.scan(v, codes, &probes, mask, options),
+            _ => Vec::new(),
         };
         let records: Vec<(u32, u32)> = candidates
             .iter()
@@ -1160,7 +1163,7 @@ impl Fragmented {
     }
 
     /// The fragments of the partitions whose centroids are nearest `query`.
-    fn probes(&self, query: &[f32], options: &SearchOptions) -> Result<Vec<u32>> {
+    fn probes(&self, query: &[f32], codes: &CodeQuery, options: &SearchOptions) -> Result<Vec<u32>> {
         let (k, dim) = self.vector_shape();
         if query.len() != dim {
             return Err(Error::Model(format!(
@@ -1171,7 +1174,6 @@ impl Fragmented {
         let Some(centroids) = self.centroids.as_ref() else {
             return Ok(vec![self.meta.centroids_fragment()]);
         };
-        let codes = CodeQuery::new(query);
         let base = dot(query, &centroids.mean);
         let mut scored: Vec<ScoredChunk> = centroids
             .codes
@@ -1212,12 +1214,12 @@ impl Fragmented {
     fn scan(
         &self,
         query: &[f32],
+        codes: &CodeQuery,
         probes: &[u32],
         mask: Option<&[bool]>,
         options: &SearchOptions,
     ) -> Vec<(u32, u32, u32)> {
         let bytes = query.len().div_ceil(8);
-        let codes = CodeQuery::new(query);
         let mut scored: Vec<(f32, u32, u32, u32)> = Vec::new();
         for &fragment in probes {
             let p = &self.partitions[&fragment];

@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import { buildIndex, fixtures, model, root } from "./helpers.mjs";
 
 const require = createRequire(import.meta.url);
-const { SearchIndex } = require(join(root, "pkg/node/cairn.js"));
+const { SearchIndex, FragmentedIndex } = require(join(root, "pkg/node/cairn.js"));
 const { fetchWithProgress, openIndex } = await import(pathToFileURL(join(root, "js/fetch.js")).href);
 
 let server, base, lexical, hybrid, modelFiles;
@@ -192,6 +192,27 @@ test("bad arguments say which one is wrong and why", () => {
     assert.rejects(SearchIndex.load(5), ours(/^the index URL must be a string, not a number$/)),
     assert.rejects(index.loadModel(new URL("http://x/")), ours(/^the model URL must be a string, not an object$/)),
   ]).then(() => index.free());
+});
+
+test("hostile rerank scores on a fragmented index are errors that say what is wrong, and it keeps answering", async () => {
+  const { gunzipSync } = await import("node:zlib");
+  const index = buildIndex([fixtures], ["--no-embed", "--layout", "fragments"]);
+  const fragments = FragmentedIndex.fromMeta(gunzipSync(readFileSync(join(index, "meta.cairn"))));
+  const bad = [
+    [["m", "q", [1, 2], [0.5]], /2 chunks/],
+    [["m", "q", [1e12], [0.5]], /the chunks must be a Uint32Array or an array of whole numbers/],
+    [["m", "q", [-1], [0.5]], /the chunks must be/],
+    [["m", "q", [1.5], [0.5]], /the chunks must be/],
+    [["m", "q", "x", [1]], /the chunks must be/],
+    [["m", "q", new Uint32Array([4e9]), new Float32Array([1])], /a chunk the index lacks/],
+    [["m", "q", [1], [NaN]], /the scores must hold finite numbers/],
+    [["m", "q", [1], "x"], /the scores must be a Float32Array/],
+    [[1, "q", [1], [1]], /the model must be a string/],
+  ];
+  for (const [args, message] of bad) assert.throws(() => fragments.addRerankScores(...args), ours(message), JSON.stringify(args).slice(0, 60));
+  fragments.addRerankScores("m", "q", [], []);
+  assert.ok(fragments.search("coffee", { mode: "lexical" }).need?.length > 0);
+  fragments.free();
 });
 
 test("fetch.js caches a model only once it loaded, and fetches a stale cached one anew", { timeout: 120_000 }, async (t) => {
