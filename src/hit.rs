@@ -620,12 +620,11 @@ pub trait Options: serde::de::DeserializeOwned + Default {
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         if let serde_json::Value::Object(map) = &value {
             if !Self::OWN_KEYS.is_empty() {
-                let rest = map
-                    .iter()
-                    .filter(|(k, _)| !Self::OWN_KEYS.contains(&k.as_str()));
-                SearchOptions::deserialize(serde_json::Value::Object(
-                    rest.map(|(k, v)| (k.clone(), v.clone())).collect(),
-                ))?;
+                let mut rest = map.clone();
+                for key in Self::OWN_KEYS {
+                    rest.remove(*key);
+                }
+                SearchOptions::deserialize(serde_json::Value::Object(rest))?;
             }
         }
         Self::deserialize(value)

@@ -32,7 +32,7 @@ use crate::index::format::open;
 use crate::index::lexical::{Documents, LexicalIndex, Postings};
 use crate::index::vector::{dot, dot_i8, ScoredChunk};
 use crate::index::{Chunk, DocLink, Document, Index};
-use crate::search::{self, documents, expand, filter, Candidate, QueryContext, Retrieved};
+use crate::search::{self, documents, expand, filter, order, Candidate, QueryContext, Retrieved};
 
 /// The most chunks a fragmented index may have: a table of that many is a few hundred MB
 /// (a 100k-page site has about a million chunks).
@@ -418,7 +418,7 @@ impl Fragmented {
             Payload::Text(text) if (text_start..centroids).contains(&number) => {
                 let i = (number - text_start) as usize;
                 let end = self.text_starts[i] as u64 + meta.text_chunks[i] as u64;
-                let docs: BTreeSet<u32> = text.documents.iter().map(|(d, _)| *d).collect();
+                let docs = order::set(text.documents.iter().map(|(d, _)| *d));
                 let known = |d: u32| {
                     docs.contains(&d) || text.linked.iter().any(|(l, _)| *l == d)
                 };
@@ -591,12 +591,13 @@ impl Fragmented {
         } else {
             (order, matched)
         };
-        let fields: BTreeSet<u32> = options
-            .facets
-            .iter()
-            .filter_map(|f| self.meta.field_fragment(f))
-            .filter(|n| !self.fields.contains_key(n))
-            .collect();
+        let fields = order::set(
+            options
+                .facets
+                .iter()
+                .filter_map(|f| self.meta.field_fragment(f))
+                .filter(|n| !self.fields.contains_key(n)),
+        );
         if !fields.is_empty() {
             return Ok(Step::Need(fields.into_iter().collect(), Vec::new()));
         }
@@ -621,13 +622,10 @@ impl Fragmented {
             Some(lexical) => {
                 let (view, chunk_in_view, view_documents) = self.view(&wanted_chunks, lexical);
                 let doc_in_view = positions(&view_documents);
-                let matched: BTreeMap<u32, Vec<(u32, f32)>> = shown
-                    .iter()
-                    .map(|doc| {
-                        let chunks = matched[doc].iter().map(|&(c, score)| (chunk_in_view[&c], score));
-                        (doc_in_view[doc], chunks.collect())
-                    })
-                    .collect();
+                let matched = order::map(shown.iter().map(|doc| {
+                    let chunks = matched[doc].iter().map(|&(c, score)| (chunk_in_view[&c], score));
+                    (doc_in_view[doc], chunks.collect())
+                }));
                 let shown: Vec<u32> = shown.iter().map(|d| doc_in_view[d]).collect();
                 documents::results(&view, &shown, &matched, &r.retrieved.query_terms, options)
             }
@@ -736,7 +734,7 @@ impl Fragmented {
     fn links_from(&self, doc: u32, chunk: u32) -> Vec<u32> {
         let text = &self.text[&self.text_fragment(chunk)];
         let mut to: Vec<u32> = text.links.iter().filter(|l| l.from == doc).map(|l| l.to).collect();
-        to.sort_unstable();
+        order::sort(&mut to);
         to
     }
 
@@ -789,11 +787,12 @@ impl Fragmented {
 
     /// The text fragments of `chunks` not added yet, as a step; none when all are in.
     fn texts_needed(&self, chunks: &BTreeSet<u32>) -> Option<Wait> {
-        let need: BTreeSet<u32> = chunks
-            .iter()
-            .map(|&c| self.text_fragment(c))
-            .filter(|f| !self.text.contains_key(f))
-            .collect();
+        let need = order::set(
+            chunks
+                .iter()
+                .map(|&c| self.text_fragment(c))
+                .filter(|f| !self.text.contains_key(f)),
+        );
         (!need.is_empty()).then(|| Step::Need(need.into_iter().collect(), Vec::new()))
     }
 
@@ -850,10 +849,7 @@ impl Fragmented {
             .flatten()
             .map(|(_, word)| analyzer.fold(word))
             .filter(|w| w.chars().count() >= expand::PREFIX_MIN_CHARS);
-        let mut word_shards: BTreeSet<u32> = typed
-            .iter()
-            .flat_map(|w| self.meta.word_shards(w))
-            .collect();
+        let mut word_shards = order::set(typed.iter().flat_map(|w| self.meta.word_shards(w)));
         let mut need = BTreeSet::new();
         if lexical_ran || options.highlight || use_static {
             need.extend(
@@ -1039,7 +1035,7 @@ impl Fragmented {
             retrieved.score_kind = ScoreKind::Reranker;
             return Ok(None);
         }
-        if let Some(need) = self.texts_needed(&top.iter().copied().collect()) {
+        if let Some(need) = self.texts_needed(&order::set(top.iter().copied())) {
             return Ok(Some(need));
         }
         // The candidates are scored together, as the single file scores them (a batch's
@@ -1116,7 +1112,7 @@ impl Fragmented {
                 frequencies.insert(t, f);
             }
         }
-        let mut names: BTreeSet<&str> = words.values().copied().collect();
+        let mut names = order::set(words.values().copied());
         names.extend(query_terms.iter().map(String::as_str).filter(|t| self.has_term(t)));
         let mut chunk_lengths = vec![0u32; self.documents.of_chunk.len()];
         let terms: Vec<(String, f32, f32, Postings, u32)> = names
@@ -1234,12 +1230,7 @@ impl Fragmented {
             }
         }
         let depth = options.rescore.map_or(search::pool(options), |r| r.max(1) as usize);
-        let order = |a: &(f32, u32, u32, u32), b: &(f32, u32, u32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if scored.len() > depth {
-            scored.select_nth_unstable_by(depth - 1, order);
-            scored.truncate(depth);
-        }
-        scored.sort_unstable_by(order);
+        order::top_by(&mut scored, depth, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.into_iter().map(|(_, c, f, r)| (c, f, r)).collect()
     }
 
@@ -1275,7 +1266,7 @@ impl Fragmented {
                 known.entry(*d).or_insert_with(|| stub(l));
             }
         }
-        links.sort_by_key(|l| (l.from, l.to));
+        order::sort_by(&mut links, |a, b| (a.from, a.to).cmp(&(b.from, b.to)));
         links.dedup();
         let mut wanted: BTreeSet<u32> = hit_docs;
         wanted.extend(links.iter().flat_map(|l| [l.from, l.to]));
@@ -1308,7 +1299,7 @@ impl Fragmented {
             l.from = position[&l.from];
             l.to = position[&l.to];
         }
-        links.sort_by_key(|l| (l.from, l.to));
+        order::sort_by(&mut links, |a, b| (a.from, a.to).cmp(&(b.from, b.to)));
         let index = Index::new(
             self.meta.settings.clone(),
             documents,

@@ -12,6 +12,7 @@ pub mod expand;
 pub mod filter;
 pub mod fuse;
 pub mod highlight;
+pub mod order;
 
 #[cfg(feature = "model")]
 use crate::embed::Embedder;
@@ -291,7 +292,7 @@ pub(crate) fn reorder(candidates: &mut [Candidate], scores: &[f32]) -> Result<()
         c.reranker_score = Some(s);
     }
     candidates[top..].iter_mut().for_each(|c| c.score = 0.0);
-    candidates[..top].sort_by(|a, b| b.score.total_cmp(&a.score));
+    order::sort_by(&mut candidates[..top], |a, b| b.score.total_cmp(&a.score));
     Ok(())
 }
 
@@ -895,18 +896,5 @@ pub(crate) fn top_k<T>(
     score: impl Fn(&T) -> f32,
     id: impl Fn(&T) -> u32,
 ) {
-    let order = |a: &T, b: &T| {
-        score(b)
-            .total_cmp(&score(a))
-            .then_with(|| id(a).cmp(&id(b)))
-    };
-    if items.len() > k {
-        if k == 0 {
-            items.clear();
-            return;
-        }
-        items.select_nth_unstable_by(k - 1, order);
-        items.truncate(k);
-    }
-    items.sort_unstable_by(order);
+    order::top_by(items, k, |a, b| score(b).total_cmp(&score(a)).then_with(|| id(a).cmp(&id(b))));
 }
