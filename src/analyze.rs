@@ -8,8 +8,9 @@
 
 use pagefind_stem::{Algorithm, Stemmer};
 use serde::{Deserialize, Serialize};
-use unicode_normalization::char::{decompose_canonical, is_combining_mark};
 use unicode_segmentation::UnicodeSegmentation;
+
+mod fold;
 
 /// How text is analyzed; stored in the index so queries are analyzed the same way.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,20 +75,12 @@ impl Analyzer {
         out
     }
 
-    /// A word lower-cased and stripped of diacritics, as the index's words are.
-    ///
-    /// This is NFD with the marks removed: canonical reordering moves only marks, so dropping
-    /// them after each character's canonical decomposition gives the same string. (Calling
-    /// `decompose_canonical` rather than `nfd()` keeps the compatibility and composition tables,
-    /// some 70 kB, out of the wasm.)
+    /// A word lower-cased and stripped of diacritics, as the index's words are: NFD with the
+    /// combining marks removed, each character looked up in `fold`'s table.
     pub fn fold(&self, word: &str) -> String {
         let mut folded = String::with_capacity(word.len());
         for c in word.chars() {
-            decompose_canonical(c, |d| {
-                if !is_combining_mark(d) {
-                    folded.extend(d.to_lowercase());
-                }
-            });
+            fold::fold_char(c, |d| folded.extend(d.to_lowercase()));
         }
         // Typographic apostrophes fold to the ASCII one, so "user’s" and "user's" agree.
         if folded.contains('\u{2019}') {
@@ -316,6 +309,7 @@ mod tests {
 
     #[test]
     fn folding_is_nfd_without_marks_for_every_character() {
+        use unicode_normalization::char::is_combining_mark;
         use unicode_normalization::UnicodeNormalization;
         let nfd = |w: &str| -> String {
             let s: String = w
