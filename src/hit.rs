@@ -611,28 +611,52 @@ impl Default for SearchOptions {
 }
 
 /// Options as both shells read them from JSON: an unknown key is an error that names it, not a
-/// silent default (`serde(flatten)` cannot refuse unknown keys, so the keys an options type adds
-/// to `SearchOptions` are listed and the rest are read as strict `SearchOptions`).
+/// silent default. The keys an options type adds to `SearchOptions` are listed; the rest are
+/// read as strict `SearchOptions` (`serde(flatten)` could not refuse unknown keys, and its
+/// deserializer was 7 kB of the gzipped wasm), keeping the type's own default `limit`.
 pub trait Options: serde::de::DeserializeOwned + Default {
     /// The keys this type adds to `SearchOptions`.
     const OWN_KEYS: &'static [&'static str];
 
+    /// The search options inside.
+    fn search_mut(&mut self) -> &mut SearchOptions;
+
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
-        if let serde_json::Value::Object(map) = &value {
-            if !Self::OWN_KEYS.is_empty() {
-                let mut rest = map.clone();
-                for key in Self::OWN_KEYS {
-                    rest.remove(*key);
-                }
-                SearchOptions::deserialize(serde_json::Value::Object(rest))?;
+        let serde_json::Value::Object(mut rest) = value else {
+            return Self::deserialize(value);
+        };
+        if Self::OWN_KEYS.is_empty() {
+            return Self::deserialize(serde_json::Value::Object(rest));
+        }
+        let mut own = serde_json::Map::new();
+        for key in Self::OWN_KEYS {
+            if let Some(v) = rest.remove(*key) {
+                own.insert(key.to_string(), v);
             }
         }
-        Self::deserialize(value)
+        let limit = (!rest.contains_key("limit")).then(|| Self::default().search_mut().limit);
+        let mut options = Self::deserialize(serde_json::Value::Object(own))?;
+        let search = options.search_mut();
+        *search = SearchOptions::deserialize(serde_json::Value::Object(rest))?;
+        if let Some(limit) = limit {
+            search.limit = limit;
+        }
+        Ok(options)
     }
+}
+
+/// The `search` of the options that flatten it: `Options::from_json` reads it from the keys the
+/// type does not own, so the derived reader leaves it alone.
+fn read_apart<'de, D: serde::Deserializer<'de>>(_: D) -> Result<SearchOptions, D::Error> {
+    Ok(SearchOptions::default())
 }
 
 impl Options for SearchOptions {
     const OWN_KEYS: &'static [&'static str] = &[];
+
+    fn search_mut(&mut self) -> &mut SearchOptions {
+        self
+    }
 }
 
 impl Options for DocumentSearchOptions {
@@ -642,18 +666,27 @@ impl Options for DocumentSearchOptions {
         "includeFullDocs",
         "facets",
     ];
+
+    fn search_mut(&mut self) -> &mut SearchOptions {
+        &mut self.search
+    }
 }
 
 impl Options for ContextOptions {
     const OWN_KEYS: &'static [&'static str] = &["tokenBudget", "order", "minScore"];
+
+    fn search_mut(&mut self) -> &mut SearchOptions {
+        &mut self.search
+    }
 }
 
 /// Options of `searchDocuments`: every search option, plus how documents are shown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase", default)]
 pub struct DocumentSearchOptions {
-    /// The search; its `limit` counts documents (default 10).
-    #[serde(flatten)]
+    /// The search; its `limit` counts documents (default 10). (Read these options from JSON with
+    /// `Options::from_json`: the derived reader leaves `search` to it.)
+    #[serde(flatten, deserialize_with = "read_apart")]
     pub search: SearchOptions,
     /// A chunk scoring at least this is `isRelevant` (default 0: every matching chunk). On the
     /// response's score scale (`scoreKind`).
@@ -766,8 +799,9 @@ pub enum ContextOrder {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ContextOptions {
-    /// The search; its `limit` is how many candidates are considered (default 20).
-    #[serde(flatten)]
+    /// The search; its `limit` is how many candidates are considered (default 20). (Read these
+    /// options from JSON with `Options::from_json`: the derived reader leaves `search` to it.)
+    #[serde(flatten, deserialize_with = "read_apart")]
     pub search: SearchOptions,
     /// The most tokens the prompt may take (default 1000), counted as characters / 4, rounded up.
     #[tsify(optional)]
@@ -847,4 +881,27 @@ pub struct ContextResponse {
     pub order: ContextOrder,
     pub score_kind: ScoreKind,
     pub candidates: Vec<ContextCandidate>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn options_read_their_own_keys_and_strict_search_options() {
+        let context = ContextOptions::from_json(json!({"tokenBudget": 50, "mode": "lexical"})).unwrap();
+        assert_eq!((context.token_budget, context.search.limit), (50, 20), "the type's own default limit");
+        assert_eq!(context.search.mode, SearchMode::Lexical);
+        let documents =
+            DocumentSearchOptions::from_json(json!({"limit": 3, "facets": ["tag"], "prefix": true})).unwrap();
+        assert_eq!((documents.search.limit, documents.search.prefix), (3, true));
+        assert_eq!(documents.facets, ["tag"]);
+        for bad in [json!({"limt": 3}), json!({"facets": "tag"}), json!([1])] {
+            assert!(DocumentSearchOptions::from_json(bad.clone()).is_err(), "{bad}");
+            assert!(ContextOptions::from_json(bad.clone()).is_err(), "{bad}");
+        }
+        let err = SearchOptions::from_json(json!({"limt": 3})).unwrap_err().to_string();
+        assert!(err.contains("unknown field `limt`"), "{err}");
+    }
 }
