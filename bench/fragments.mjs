@@ -11,7 +11,7 @@
 // FRAGMENTS_DIR is a folder `cairn index --layout fragments` wrote. VECTORS.f32 holds one
 // query vector a query (384 little-endian f32 each, in QUERIES_TXT's order): the queries then
 // search hybrid with them (`searchWithVector`), as a page whose model is loaded would.
-// Needs `scripts/build-pkg.sh` (pkg/node for the module, pkg/web-core for the bytes a page
+// Needs `scripts/build-pkg.sh` (pkg/node for the module, pkg/web-fragments for the bytes a page
 // downloads).
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -47,7 +47,7 @@ const dim = 384;
 
 // The server: the fragments under /search/, the page's module and scripts under /pkg/ (gzip).
 let round = 0;
-const page = ["pkg/web-core/cairn_bg.wasm", "pkg/web-core/cairn.js", "pkg/fetch.js", "pkg/fragments.js", "pkg/client.js", "pkg/worker.js"];
+const page = ["pkg/web-fragments/cairn_bg.wasm", "pkg/web-fragments/cairn.js", "pkg/fetch.js", "pkg/fragments.js", "pkg/client.js", "pkg/worker.js"];
 const server = await serve(0, [["/search/", resolve(dir)]], { ranges, gzip: true });
 const log = server.log;
 const push = log.push.bind(log);

@@ -139,10 +139,11 @@ export async function modelRows(modelUrl, add) {
 }
 
 /**
- * The two wasm modules for a web page or worker, each fetched and instantiated once: `core()`
- * gives the lean core (`web-core/`: the index, lexical search, fusion and hits, no model),
- * `full()` the full module (`web/`: the model and the cross-encoder too). Each resolves to the
- * module's exports: SearchIndex, FragmentedIndex (and QueryEncoder in the full one).
+ * The wasm modules for a web page or worker, each fetched and instantiated once: `core()` gives
+ * the lean module for an index file (`web-core/`: SearchIndex, lexical search, fusion and hits,
+ * no model), `fragments()` the lean module for a fragmented index (`web-fragments/`:
+ * FragmentedIndex), `full()` the full module (`web/`: both classes, the model, QueryEncoder and
+ * CrossEncoder). Each resolves to the module's exports; a page downloads only those it uses.
  */
 const loaded = {};
 function once(name, load) {
@@ -154,6 +155,7 @@ function once(name, load) {
 }
 export const webModules = {
   core: once("core", () => import("./web-core/cairn.js")),
+  fragments: once("fragments", () => import("./web-fragments/cairn.js")),
   full: once("full", () => import("./web/cairn.js")),
 };
 
@@ -187,8 +189,9 @@ export async function prepareRerank(opened, options) {
  * the background ({ what: "model" } progress, then { event: "model", ready }): the index is
  * opened in the full module and takes over from the core one. A lexical index never fetches
  * the full module unless a search asks for a cross-encoder (so its bytes are kept for that).
- * A fragmented index (`meta.cairn`) is opened the same way and searched through
- * `fragments.js`; its model is the full module's QueryEncoder.
+ * A fragmented index (`meta.cairn`) is opened with the lean fragments module
+ * (`modules.fragments()`) and searched through `fragments.js`; its model is the full module's
+ * QueryEncoder.
  * Returns `opened` (`opened.index` is the index to search now, `opened.full()` the full
  * module's, opened once) and the counts. Shared by the worker and the main-thread fallback.
  */
@@ -322,7 +325,7 @@ async function prepareStatic(opened, query, options) {
   }
 }
 
-/** `openIndex` for a fragmented index: the loader over the core's FragmentedIndex. */
+/** `openIndex` for a fragmented index: the loader over the lean fragments module's FragmentedIndex. */
 async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
   // The cross-encoder `rerank` names: the full module's CrossEncoder, loaded (once) before a
   // search that asks for it (`prepareRerank`).
@@ -331,7 +334,7 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
     if (reranker?.model !== model) throw new Error(`the cross-encoder ${JSON.stringify(model)} is not loaded, so rerank cannot run; search through the Cairn client, which loads it`);
     return (await reranker.loading).relevance(query, texts);
   };
-  const fragments = await openFragments((await modules.core()).FragmentedIndex, metaUrl, metaBytes, score);
+  const fragments = await openFragments((await modules.fragments()).FragmentedIndex, metaUrl, metaBytes, score);
   const { index } = fragments;
   let encoder = null;
   const opened = {

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the npm package in pkg/: the wasm module for the web (pkg/web, a plain
 # <script type="module">), for bundlers (pkg/bundler: Vite, webpack) and for Node (pkg/node);
-# the lean core for the web (pkg/web-core: the same crate without the model feature, what the
-# client opens an index with); the worker client and the <cairn-search> element (js/), and its
-# package.json.
+# the lean modules for the web, without the model: pkg/web-core (what the client opens an index
+# file with) and pkg/web-fragments (what it opens a fragmented index with); the worker client and
+# the <cairn-search> element (js/), and its package.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for target in web bundler nodejs; do
@@ -11,19 +11,23 @@ for target in web bundler nodejs; do
   wasm-pack build --release --target $target --out-dir pkg/$dir --out-name cairn >/dev/null
   rm -f pkg/$dir/.gitignore pkg/$dir/README.md
 done
-# The core is what every page downloads first: built for size (one codegen unit, fat LTO, cairn's
-# own code at opt-level s and its dependencies at z: serde, JSON and the bindings are cold code).
-# docs/benchmarks.md ("The lean core") has the sizes and search times of each choice.
-CARGO_PROFILE_RELEASE_OPT_LEVEL=s CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
-  wasm-pack build --release --target web --out-dir pkg/web-core --out-name cairn -- --no-default-features \
-  --config 'profile.release.package."*".opt-level="z"' >/dev/null
-rm -f pkg/web-core/.gitignore pkg/web-core/README.md
+# The lean modules are what every page downloads first: built for size (one codegen unit, fat LTO,
+# cairn's own code at opt-level s and its dependencies at z: serde, JSON and the bindings are cold
+# code), each with the class of one layout. docs/benchmarks.md ("The lean core") has the sizes and
+# search times of each choice.
+for lean in "web-core single" "web-fragments fragments"; do
+  set -- $lean
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=s CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
+    wasm-pack build --release --target web --out-dir pkg/$1 --out-name cairn -- --no-default-features \
+    --features $2 --config 'profile.release.package."*".opt-level="z"' >/dev/null
+  rm -f pkg/$1/.gitignore pkg/$1/README.md
+done
 # Function names serve only stack traces: a tenth of each module.
-node scripts/strip-names.mjs pkg/web/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
+node scripts/strip-names.mjs pkg/web/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/web-fragments/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
 cp js/*.js js/*.d.ts pkg/
 # What a page downloads is minified (esbuild, each file alone: imports and exports stay as they
 # are): 10 kB less gzip than the readable sources in js/. Bundlers and Node minify their own.
-for f in pkg/client.js pkg/worker.js pkg/fetch.js pkg/fragments.js pkg/element.js pkg/web/cairn.js pkg/web-core/cairn.js; do
+for f in pkg/client.js pkg/worker.js pkg/fetch.js pkg/fragments.js pkg/element.js pkg/web/cairn.js pkg/web-core/cairn.js pkg/web-fragments/cairn.js; do
   npx esbuild "$f" --minify --log-level=warning --outfile="$f" --allow-overwrite
 done
 version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
@@ -43,14 +47,15 @@ cat > pkg/package.json <<JSON
     },
     "./web": { "types": "./web/cairn.d.ts", "default": "./web/cairn.js" },
     "./web-core": { "types": "./web-core/cairn.d.ts", "default": "./web-core/cairn.js" },
+    "./web-fragments": { "types": "./web-fragments/cairn.d.ts", "default": "./web-fragments/cairn.js" },
     "./client": { "types": "./client.d.ts", "default": "./client.js" },
     "./element": "./element.js",
     "./worker": "./worker.js",
     "./package.json": "./package.json"
   },
-  "files": ["web", "web-core", "bundler", "node", "client.js", "client.d.ts", "element.js", "worker.js", "fetch.js", "fragments.js", "README.md"],
+  "files": ["web", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "worker.js", "fetch.js", "fragments.js", "README.md"],
   "sideEffects": ["./element.js", "./bundler/*.js"]
 }
 JSON
 cp docs/npm-package.md pkg/README.md
-echo "pkg/: cairn-search $version (web, web-core, bundler, node, client, element)"
+echo "pkg/: cairn-search $version (web, web-core, web-fragments, bundler, node, client, element)"

@@ -6,9 +6,11 @@
 //! the background and hybrid answers start when it is ready (until then a hybrid search answers
 //! lexically, and a semantic search is an error that says so).
 //!
-//! Built without the `model` feature this is the lean core (no candle, no tokenizer): the same
-//! `SearchIndex` without `loadModel`, `embed` and the reranker, for lexical indexes and for the
-//! first answers while the full module loads (`js/fetch.js`).
+//! Built without the `model` feature this is a lean module (no candle, no tokenizer): the same
+//! classes without `loadModel`, `embed` and the reranker, for lexical indexes and for the
+//! first answers while the full module loads (`js/fetch.js`). The `single` feature gives the
+//! `SearchIndex` class (a whole index file) and `fragments` the `FragmentedIndex` class, so a
+//! page downloads the code of the one layout it searches (`pkg/web-core`, `pkg/web-fragments`).
 //!
 //! Arguments are checked here, before any work: a query must be a string, options a plain
 //! object of finite numbers and plain data, bytes a `Uint8Array`, and no body or byte array may
@@ -21,6 +23,9 @@
 //! the object stays held, so later calls still work but `free()` throws and the object's memory
 //! is kept; a trap inside `loadModel`'s promise leaves only that promise pending. The instance's
 //! stack and allocator are left as the trap found them, so after one it is best reloaded.)
+
+// A module with one of the two index classes leaves some helpers unused.
+#![cfg_attr(not(all(feature = "single", feature = "fragments")), allow(dead_code, unused_imports))]
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -74,6 +79,7 @@ fn start() {
 }
 
 /// A loaded cairn index, ready to search.
+#[cfg(feature = "single")]
 #[wasm_bindgen]
 pub struct SearchIndex {
     searcher: Rc<RefCell<Searcher>>,
@@ -83,6 +89,7 @@ fn js_error(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }
 
+#[cfg(feature = "single")]
 #[wasm_bindgen]
 impl SearchIndex {
     /// Loads an index from the bytes of an `index.cairn` file.
@@ -353,11 +360,13 @@ impl SearchIndex {
 /// search still needs. `js/fragments.js` drives it: search, fetch what it names (range requests
 /// into the packs, gzip undone by `DecompressionStream`), `addFragment` each (or, for a
 /// `{ rerank }` step, score the texts and `addRerankScores`), search again.
+#[cfg(feature = "fragments")]
 #[wasm_bindgen]
 pub struct FragmentedIndex {
     index: RefCell<Fragmented>,
 }
 
+#[cfg(feature = "fragments")]
 #[wasm_bindgen]
 impl FragmentedIndex {
     /// Opens a fragmented index from its meta file's bytes (gzip undone).
@@ -663,6 +672,7 @@ impl QueryEncoder {
     }
 }
 
+#[cfg(feature = "fragments")]
 impl FragmentedIndex {
     fn borrow(&self) -> Result<std::cell::Ref<'_, Fragmented>, JsError> {
         self.index
@@ -692,6 +702,7 @@ impl FragmentedIndex {
 }
 
 /// A query vector that may be left out (undefined or null).
+#[cfg(feature = "fragments")]
 fn optional_vector(vector: Option<JsValue>) -> Result<Option<Vec<f32>>, JsError> {
     vector
         .filter(|v| !v.is_undefined() && !v.is_null())
@@ -701,6 +712,7 @@ fn optional_vector(vector: Option<JsValue>) -> Result<Option<Vec<f32>>, JsError>
 
 /// What a fragmented index's search reads besides its options: the query's vector, made by
 /// the page's model or (`from_caller`) given by the caller as `searchWithVector`'s.
+#[cfg(feature = "fragments")]
 fn fragment_context<'a>(
     vector: Option<&'a [f32]>,
     from_caller: bool,
@@ -722,6 +734,7 @@ fn fragment_context<'a>(
     }
 }
 
+#[cfg(feature = "single")]
 impl SearchIndex {
     fn from_vec(bytes: &[u8]) -> Result<SearchIndex, JsError> {
         Ok(SearchIndex {

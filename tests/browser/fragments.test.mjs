@@ -93,6 +93,8 @@ test("a 100k-chunk site: bytes per hybrid query, and recall of the vector side",
   assert.ok(costs[0] < 700_000, `first query ${costs[0]} bytes`);
   assert.ok(median < 200_000, `later queries' median ${median} bytes`);
   assert.ok(later.at(-1) < 300_000, `a later query cost ${later.at(-1)} bytes`);
+  // The page's module is the lean fragments one, and no other.
+  assert.deepEqual(s.log.map((r) => r.path).filter((p) => p.endsWith(".wasm")), ["/pkg/web-fragments/cairn_bg.wasm"]);
   // A repeated query is answered from what the index holds: no request at all.
   const before = s.log.length;
   await page.evaluate(([text, vector]) => window.cairn.searchWithVector(text, vector, { limit: 10 }), [queries[0].text, queries[0].vector]);
