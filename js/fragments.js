@@ -26,6 +26,14 @@ export async function gunzip(bytes, what) {
   }
 }
 
+/** A fragment's gzip bytes out of its slot: the slot's last two bytes (little-endian) count the
+ * bytes after them, these two included (`cairn::fragment::unslot`). */
+function unslot(bytes, what) {
+  const tail = bytes.length < 2 ? 0 : bytes[bytes.length - 2] | (bytes[bytes.length - 1] << 8);
+  if (tail < 2 || tail > bytes.length) throw new Error(`${what} is damaged (its slot does not end as it should); build the index again and upload all of it`);
+  return bytes.subarray(0, bytes.length - tail);
+}
+
 /** Whether `bytes` start as a gzip stream does: a fragmented index's meta file. */
 export function isFragmentedMeta(bytes) {
   return bytes.length > 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
@@ -182,7 +190,10 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score) 
     add: async (r, bytes) => {
       if (r.row !== undefined) index.addStaticRow(r.row, bytes);
       else if (r.record !== undefined) index.addRecord(r.fragment, r.record, bytes);
-      else index.addFragment(r.fragment, await gunzip(bytes, `fragment ${r.fragment} of ${new URL(r.pack, base)}`));
+      else {
+        const what = `fragment ${r.fragment} of ${new URL(r.pack, base)}`;
+        index.addFragment(r.fragment, await gunzip(unslot(bytes, what), what));
+      }
     },
   });
 

@@ -11,13 +11,15 @@ for target in web bundler nodejs; do
   wasm-pack build --release --target $target --out-dir pkg/$dir --out-name cairn >/dev/null
   rm -f pkg/$dir/.gitignore pkg/$dir/README.md
 done
-# The lean modules are what every page downloads first: built for size (one codegen unit, fat LTO,
-# cairn's own code at opt-level s and its dependencies at z: serde, JSON and the bindings are cold
-# code), each with the class of one layout. docs/benchmarks.md ("The lean core") has the sizes and
-# search times of each choice.
-for lean in "web-core single" "web-fragments fragments"; do
+# The lean modules are what every page downloads first, built for size: one codegen unit, fat
+# LTO, dependencies at opt-level z (serde, JSON and the bindings are cold code), each with the
+# class of one layout. An index file's module keeps cairn's own code at opt-level s (its searches
+# run on the whole index in memory: z made them 30 to 50% slower); the fragments' module has it
+# at z too (its searches run on the few fragments a query fetched, in about a millisecond, and
+# its bytes are on every cold query's path). docs/benchmarks.md ("The lean core") has the figures.
+for lean in "web-core single s" "web-fragments fragments z"; do
   set -- $lean
-  CARGO_PROFILE_RELEASE_OPT_LEVEL=s CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=$3 CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
     wasm-pack build --release --target web --out-dir pkg/$1 --out-name cairn -- --no-default-features \
     --features $2 --config 'profile.release.package."*".opt-level="z"' >/dev/null
   rm -f pkg/$1/.gitignore pkg/$1/README.md

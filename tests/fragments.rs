@@ -446,7 +446,7 @@ fn a_text_fragment_naming_a_document_the_index_lacks_is_refused() {
     let number = folder.index.text_fragment(0);
     let (pack, offset, length) = folder.index.address(number).unwrap();
     let packed = std::fs::read(fragments.join("p").join(pack)).unwrap();
-    let plain = |bytes: &[u8]| gunzip(bytes, "fragment").unwrap();
+    let plain = |slot: &[u8]| gunzip(cairn::fragment::unslot(slot).unwrap(), "fragment").unwrap();
     let real = plain(&packed[offset as usize..(offset + length as u64) as usize]);
     let far = index.documents.len() as u32 + 4_000_000;
     for forge in 0..3 {

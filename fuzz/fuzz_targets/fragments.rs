@@ -35,7 +35,9 @@ fn sample() -> &'static Sample {
             .map(|f| {
                 let (_, offset, length) = reader.address(f).expect("an address");
                 let bytes = &pack[offset as usize..offset as usize + length as usize];
-                gunzip(bytes, "fragment").unwrap_or_else(|_| bytes.to_vec())
+                // A fragment's slot, or a records fragment (raw).
+                let gzip = cairn::fragment::unslot(bytes).unwrap_or(bytes);
+                gunzip(gzip, "fragment").unwrap_or_else(|_| bytes.to_vec())
             })
             .collect();
         Sample { meta, pieces, vector: query_vector(&index, "search index") }

@@ -222,10 +222,17 @@ impl Fragmented {
             next += n;
         }
         let mut addresses = Vec::with_capacity(meta.fragment_lengths.len());
-        let mut lengths = meta.fragment_lengths.iter();
+        let mut lengths = meta.fragment_lengths.iter().enumerate();
+        let text = meta.text_start() as usize..meta.centroids_fragment() as usize;
         for (pack, &n) in meta.pack_fragments.iter().enumerate() {
             let mut offset = 0u64;
-            for &length in lengths.by_ref().take(n as usize) {
+            for (number, &length) in lengths.by_ref().take(n as usize) {
+                let length = if text.contains(&number) {
+                    u32::try_from(length as u64 * super::TEXT_SLOT as u64)
+                        .map_err(|_| damaged(format!("fragment {number}'s length is too large")))?
+                } else {
+                    length
+                };
                 addresses.push(Address {
                     pack: pack as u32,
                     offset,
@@ -1512,7 +1519,8 @@ pub mod native {
             Ok(Index::new(meta.settings.clone(), documents, chunks, links, lexical, vectors))
         }
 
-        /// Fragment `fragment`'s bytes, or one of its records.
+        /// Fragment `fragment`'s bytes (gzip, out of its slot; raw for vector records), or one of
+        /// its records.
         fn read(&self, fragment: u32, record: Option<u32>) -> Result<Vec<u8>> {
             let (pack, mut offset, mut length) = self.index.address(fragment).ok_or_else(|| {
                 Error::InvalidIndex(format!("fragment {fragment} is not in the meta file"))
@@ -1522,7 +1530,14 @@ pub mod native {
                 offset += r as u64 * size as u64;
                 length = size;
             }
-            read_range(&self.dir.join(PACK_DIR).join(pack), offset, length)
+            let mut bytes = read_range(&self.dir.join(PACK_DIR).join(pack), offset, length)?;
+            if !self.index.meta().holds_records(fragment) {
+                let gzip = crate::fragment::unslot(&bytes).ok_or_else(|| {
+                    Error::InvalidIndex(format!("fragment {fragment}'s slot is damaged; build the index again"))
+                })?;
+                bytes.truncate(gzip.len());
+            }
+            Ok(bytes)
         }
     }
 

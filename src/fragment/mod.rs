@@ -5,8 +5,9 @@
 //! it still needs. `docs/index-format.md` describes the layout.
 //!
 //! Every fragment is the index file's envelope (`index::format`: magic, version, length, postcard
-//! payload, CRC-32) compressed with gzip, and names its own number, so a damaged, missing or
-//! misplaced fragment is an error for the query that needed it and nothing else.
+//! payload, CRC-32) compressed with gzip, in a slot (`unslot`), and names its own number, so a
+//! damaged, missing or misplaced fragment is an error for the query that needed it and nothing
+//! else.
 
 pub mod load;
 #[cfg(not(target_arch = "wasm32"))]
@@ -24,6 +25,20 @@ pub const FRAGMENT_MAGIC: &[u8; 8] = b"CAIRNFRG";
 /// The meta file's name, beside the `p/` folder of packs.
 pub const META_FILE: &str = "meta.cairn";
 pub const PACK_DIR: &str = "p";
+/// Text fragments' slots are whole numbers of these bytes, and the meta gives their lengths in
+/// slots (see `unslot`).
+pub const TEXT_SLOT: u32 = 256;
+
+/// A fragment's gzip bytes out of its slot, as a pack holds them: the gzip bytes, zeros, and in
+/// the last two bytes (little-endian) how many bytes follow the gzip bytes, these two included;
+/// none if the slot is damaged. A text fragment's slot is padded to a whole number of
+/// `TEXT_SLOT` bytes, so the meta gives its length in slots: one byte each, where the exact
+/// lengths took two and a third of the meta at 100k chunks. Other slots end after the two bytes.
+pub fn unslot(slot: &[u8]) -> Option<&[u8]> {
+    let [.., low, high] = *slot else { return None };
+    let tail = u16::from_le_bytes([low, high]) as usize;
+    (tail >= 2 && tail <= slot.len()).then(|| &slot[..slot.len() - tail])
+}
 
 /// The file a loader reads first: settings, the tables every query needs, and a directory
 /// that finds any fragment without another request.
@@ -55,7 +70,8 @@ pub struct Meta {
     /// fragments are laid end to end, pack after pack, in number order.
     pub packs: Vec<String>,
     pub pack_fragments: Vec<u32>,
-    /// Each fragment's length in bytes (gzip).
+    /// Each fragment's slot length: in bytes, except for text fragments, whose lengths are in
+    /// `TEXT_SLOT`s.
     pub fragment_lengths: Vec<u32>,
     /// The fields a `filter` can name (the documents' dates, `docType` and metadata keys),
     /// ascending: field i's values are fragment `fields_start() + i`, fetched only by a search
@@ -332,6 +348,11 @@ impl Meta {
     /// The fragment of partition `partition`'s int8 vector records.
     pub fn records_fragment(&self, partition: u32) -> u32 {
         self.partition_fragment(partition) + self.vectors.as_ref().map_or(0, |v| v.partitions)
+    }
+
+    /// Whether fragment `number` is one of vector records (raw bytes: no gzip, no slot).
+    pub fn holds_records(&self, number: u32) -> bool {
+        self.vectors.is_some() && (self.records_fragment(0)..self.fields_start()).contains(&number)
     }
 
     /// The first field fragment (after the vector records, if any).

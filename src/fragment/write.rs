@@ -126,6 +126,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     close(&mut current, &mut in_current, &mut packs, &mut pack_fragments);
 
     let lexical = &index.lexical;
+    let texts = terms.len() + words.len()..terms.len() + words.len() + text.len();
     let meta = Meta {
         settings: index.settings.clone(),
         hash: hex(&hash.finalize()),
@@ -141,7 +142,14 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         statics: index.statics.clone(),
         packs: packs.iter().map(|(n, _)| n.clone()).collect(),
         pack_fragments,
-        fragment_lengths: encoded.iter().map(|b| b.len() as u32).collect(),
+        fragment_lengths: encoded
+            .iter()
+            .enumerate()
+            .map(|(number, b)| match texts.contains(&number) {
+                true => (b.len() / super::TEXT_SLOT as usize) as u32,
+                false => b.len() as u32,
+            })
+            .collect(),
         fields,
         dates: has_dates,
     };
@@ -203,11 +211,21 @@ pub fn remove(dir: &Path, keep: &[(String, Vec<u8>)]) -> Result<()> {
     Ok(())
 }
 
-/// A fragment's bytes as a pack holds them: the envelope around its postcard, gzipped.
+/// A fragment's bytes as a pack holds them: the envelope around its postcard, gzipped, in its
+/// slot (`super::unslot`).
 pub fn encode(fragment: &Fragment) -> Result<Vec<u8>> {
     let payload = postcard::to_allocvec(fragment)
         .map_err(|e| Error::InvalidIndex(format!("could not encode a fragment: {e}")))?;
-    Ok(gzip(&seal(FRAGMENT_MAGIC, &payload)))
+    let unit = match fragment.payload {
+        Payload::Text(_) => super::TEXT_SLOT as usize,
+        _ => 1,
+    };
+    let mut slot = gzip(&seal(FRAGMENT_MAGIC, &payload));
+    let length = (slot.len() + 2).next_multiple_of(unit);
+    let tail = (length - slot.len()) as u16;
+    slot.resize(length - 2, 0);
+    slot.extend_from_slice(&tail.to_le_bytes());
+    Ok(slot)
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {

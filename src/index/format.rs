@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::index::Index;
 
 pub const MAGIC: &[u8; 8] = b"CAIRNIDX";
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 const HEADER_LEN: usize = 20;
 const TRAILER_LEN: usize = 4;
 /// The most a payload may inflate to: 1 GiB, the most the wasm module takes as bytes.

@@ -87,10 +87,10 @@ test("a 100k-chunk site: bytes per hybrid query, and recall of the vector side",
   console.log(`first query ${costs[0]} bytes, later median ${median}, max ${later.at(-1)}; recall@10 ${byDefault.toFixed(3)} (defaults), ${wider.toFixed(3)} (rescore 200)`);
   assert.ok(byDefault >= 0.95, `recall@10 with the defaults: ${byDefault}`);
   assert.ok(wider >= byDefault, `recall@10 with rescore 200: ${wider}`);
-  // What this layout reaches on this site (docs/benchmarks.md), short of the aim of 500 kB for
-  // the first query and 150 kB for later ones: the first query with the page, wasm and meta
-  // under 700 kB, later ones at a median under 200 kB and each under 300 kB.
-  assert.ok(costs[0] < 700_000, `first query ${costs[0]} bytes`);
+  // The first query, with the page, wasm and meta, within the aim of 500 kB. Later ones are
+  // short of the aim of 150 kB on this site (docs/benchmarks.md): a median under 200 kB and each
+  // under 300 kB.
+  assert.ok(costs[0] < 500_000, `first query ${costs[0]} bytes`);
   assert.ok(median < 200_000, `later queries' median ${median} bytes`);
   assert.ok(later.at(-1) < 300_000, `a later query cost ${later.at(-1)} bytes`);
   // The page's module is the lean fragments one, and no other.
