@@ -22,6 +22,19 @@ use crate::index::Index;
 
 pub const MAGIC: &[u8; 8] = b"CAIRNIDX";
 pub const FORMAT_VERSION: u32 = 11;
+/// The fragmented layout's version (its meta and fragments), which changes apart from the
+/// index file's so that a change to one leaves the other's files readable.
+pub const FRAGMENTS_VERSION: u32 = 11;
+
+/// The version an envelope with `magic` is written and read at.
+fn version(magic: &[u8; 8]) -> u32 {
+    use crate::fragment::{FRAGMENT_MAGIC, META_MAGIC};
+    if magic == META_MAGIC || magic == FRAGMENT_MAGIC {
+        FRAGMENTS_VERSION
+    } else {
+        FORMAT_VERSION
+    }
+}
 const HEADER_LEN: usize = 20;
 const TRAILER_LEN: usize = 4;
 /// The most a payload may inflate to: 1 GiB, the most the wasm module takes as bytes.
@@ -83,7 +96,7 @@ pub(crate) fn crc32(bytes: &[u8]) -> u32 {
 pub(crate) fn seal(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len() + TRAILER_LEN);
     out.extend_from_slice(magic);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&version(magic).to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(payload);
     out.extend_from_slice(&crc32(payload).to_le_bytes());
@@ -108,10 +121,10 @@ pub(crate) fn open<'a>(magic: &[u8; 8], bytes: &'a [u8], noun: &str) -> Result<&
         return Err(truncated(noun, bytes.len(), (HEADER_LEN + TRAILER_LEN) as u64));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    if version != FORMAT_VERSION {
+    if version != self::version(magic) {
         return Err(Error::UnsupportedVersion {
             found: version,
-            supported: FORMAT_VERSION,
+            supported: self::version(magic),
         });
     }
     let payload_len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
