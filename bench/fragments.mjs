@@ -11,8 +11,8 @@
 // FRAGMENTS_DIR is a folder `cairn index --layout fragments` wrote. VECTORS.f32 holds one
 // query vector a query (384 little-endian f32 each, in QUERIES_TXT's order): the queries then
 // search hybrid with them (`searchWithVector`), as a page whose model is loaded would.
-// Needs `scripts/build-pkg.sh` (pkg/node for the module, pkg/web-fragments for the bytes a page
-// downloads).
+// Needs `scripts/build-pkg.sh` (pkg/web-fragments: the module the index runs in and the bytes a
+// page downloads; pkg/node for the single file of `--single`, and with `--node-module`).
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createRequire } from "node:module";

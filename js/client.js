@@ -4,7 +4,8 @@
 //   const cairn = await Cairn.open({ index: "/search/index.cairn", model: "/search/model" });
 //   const hits = await cairn.search("query", { limit: 10, highlight: true });
 //
-// The index answers lexical queries as soon as it is open, from the lean core module; the full
+// The index answers lexical queries as soon as it is open, from the lean module of its layout
+// (web-core for an index file, web-fragments for a fragmented one); the full
 // module and the model load in the background (progress through onProgress, then
 // onModelReady), and hybrid answers start when they are in.
 // The loader (fetch.js) runs where the index does: in the worker, or imported here only on the

@@ -67,8 +67,10 @@ enum Command {
         /// Run every query of a BEIR queries.jsonl instead, printing one JSON line per query.
         #[arg(long, conflicts_with = "query")]
         queries: Option<PathBuf>,
-        #[arg(long, default_value_t = 10)]
-        limit: u32,
+        /// How many hits (documents for --output documents; candidates for --output context).
+        /// Default: 10, and 20 for --output context.
+        #[arg(long)]
+        limit: Option<u32>,
         #[arg(long)]
         json: bool,
         /// What to return: chunk hits, documents (searchDocuments) or a prompt context
@@ -221,7 +223,8 @@ pub fn main() -> ExitCode {
             query,
             queries,
             SearchRequest {
-                base: search.options(limit),
+                base: search.options(limit.unwrap_or(10)),
+                limit_given: limit.is_some(),
                 extra: options,
                 output,
             },
@@ -914,6 +917,8 @@ fn read_queries(path: &Path) -> Result<Vec<(String, String)>> {
 struct SearchRequest {
     /// The options from the flags.
     base: SearchOptions,
+    /// Whether `--limit` was given (else the options type's own default limit applies).
+    limit_given: bool,
     /// `--options` JSON, laid over them.
     extra: Option<String>,
     output: Output,
@@ -923,6 +928,9 @@ impl SearchRequest {
     /// The flags' options with the `--options` JSON laid over them, as type `T`.
     fn parse<T: Options>(&self) -> Result<T> {
         let mut merged = serde_json::to_value(&self.base)?;
+        if !self.limit_given {
+            merged.as_object_mut().expect("options are an object").remove("limit");
+        }
         if let Some(extra) = &self.extra {
             let extra: serde_json::Value =
                 serde_json::from_str(extra).context("--options is not JSON")?;
@@ -1135,6 +1143,7 @@ fn run_eval(
     };
     let options: SearchOptions = SearchRequest {
         base,
+        limit_given: true,
         extra,
         output: Output::Hits,
     }

@@ -613,7 +613,8 @@ impl Default for SearchOptions {
 /// Options as both shells read them from JSON: an unknown key is an error that names it, not a
 /// silent default. The keys an options type adds to `SearchOptions` are listed; the rest are
 /// read as strict `SearchOptions` (`serde(flatten)` could not refuse unknown keys, and its
-/// deserializer was 7 kB of the gzipped wasm), keeping the type's own default `limit`.
+/// deserializer was 8 kB of the gzipped wasm), keeping the type's own default `limit` (the one
+/// search option whose default a type changes; a test holds it).
 pub trait Options: serde::de::DeserializeOwned + Default {
     /// The keys this type adds to `SearchOptions`.
     const OWN_KEYS: &'static [&'static str];
@@ -623,7 +624,9 @@ pub trait Options: serde::de::DeserializeOwned + Default {
 
     fn from_json(value: serde_json::Value) -> Result<Self, serde_json::Error> {
         let serde_json::Value::Object(mut rest) = value else {
-            return Self::deserialize(value);
+            return Err(serde::de::Error::custom(format!(
+                "options must be a JSON object, not {value}"
+            )));
         };
         if Self::OWN_KEYS.is_empty() {
             return Self::deserialize(serde_json::Value::Object(rest));
@@ -903,5 +906,10 @@ mod tests {
         }
         let err = SearchOptions::from_json(json!({"limt": 3})).unwrap_err().to_string();
         assert!(err.contains("unknown field `limt`"), "{err}");
+        assert!(SearchOptions::from_json(json!([5])).is_err());
+        // `limit` is the only search option whose default a type changes (`from_json` keeps it).
+        let limited = |limit| SearchOptions { limit, ..SearchOptions::default() };
+        assert_eq!(ContextOptions::default().search, limited(20));
+        assert_eq!(DocumentSearchOptions::default().search, limited(10));
     }
 }

@@ -228,7 +228,7 @@ impl Fragmented {
             let mut offset = 0u64;
             for (number, &length) in lengths.by_ref().take(n as usize) {
                 let length = if text.contains(&number) {
-                    u32::try_from(length as u64 * super::TEXT_SLOT as u64)
+                    u32::try_from(length as u64 * super::TEXT_UNIT as u64)
                         .map_err(|_| damaged(format!("fragment {number}'s length is too large")))?
                 } else {
                     length
@@ -1532,9 +1532,8 @@ pub mod native {
             }
             let mut bytes = read_range(&self.dir.join(PACK_DIR).join(pack), offset, length)?;
             if !self.index.meta().holds_records(fragment) {
-                let gzip = crate::fragment::unslot(&bytes).ok_or_else(|| {
-                    Error::InvalidIndex(format!("fragment {fragment}'s slot is damaged; build the index again"))
-                })?;
+                let gzip = crate::fragment::unslot(&bytes)
+                    .ok_or_else(|| super::damaged(format!("fragment {fragment}'s slot does not end as it should")))?;
                 bytes.truncate(gzip.len());
             }
             Ok(bytes)

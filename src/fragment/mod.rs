@@ -26,13 +26,13 @@ pub const FRAGMENT_MAGIC: &[u8; 8] = b"CAIRNFRG";
 pub const META_FILE: &str = "meta.cairn";
 pub const PACK_DIR: &str = "p";
 /// Text fragments' slots are whole numbers of these bytes, and the meta gives their lengths in
-/// slots (see `unslot`).
-pub const TEXT_SLOT: u32 = 256;
+/// these units (see `unslot`).
+pub const TEXT_UNIT: u32 = 256;
 
 /// A fragment's gzip bytes out of its slot, as a pack holds them: the gzip bytes, zeros, and in
 /// the last two bytes (little-endian) how many bytes follow the gzip bytes, these two included;
 /// none if the slot is damaged. A text fragment's slot is padded to a whole number of
-/// `TEXT_SLOT` bytes, so the meta gives its length in slots: one byte each, where the exact
+/// `TEXT_UNIT` bytes, so the meta gives its length in units: one byte each, where the exact
 /// lengths took two and a third of the meta at 100k chunks. Other slots end after the two bytes.
 pub fn unslot(slot: &[u8]) -> Option<&[u8]> {
     let [.., low, high] = *slot else { return None };
@@ -71,7 +71,7 @@ pub struct Meta {
     pub packs: Vec<String>,
     pub pack_fragments: Vec<u32>,
     /// Each fragment's slot length: in bytes, except for text fragments, whose lengths are in
-    /// `TEXT_SLOT`s.
+    /// `TEXT_UNIT`s.
     pub fragment_lengths: Vec<u32>,
     /// The fields a `filter` can name (the documents' dates, `docType` and metadata keys),
     /// ascending: field i's values are fragment `fields_start() + i`, fetched only by a search

@@ -38,7 +38,7 @@ impl Default for Options {
         Options {
             shard_postings: 2_500,
             shard_words: 1_000,
-            text_bytes: 4 * 1024,
+            text_bytes: 2 * 1024,
             pack_bytes: 1 << 20,
             partitions: None,
         }
@@ -146,7 +146,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
             .iter()
             .enumerate()
             .map(|(number, b)| match texts.contains(&number) {
-                true => (b.len() / super::TEXT_SLOT as usize) as u32,
+                true => (b.len() / super::TEXT_UNIT as usize) as u32,
                 false => b.len() as u32,
             })
             .collect(),
@@ -217,7 +217,7 @@ pub fn encode(fragment: &Fragment) -> Result<Vec<u8>> {
     let payload = postcard::to_allocvec(fragment)
         .map_err(|e| Error::InvalidIndex(format!("could not encode a fragment: {e}")))?;
     let unit = match fragment.payload {
-        Payload::Text(_) => super::TEXT_SLOT as usize,
+        Payload::Text(_) => super::TEXT_UNIT as usize,
         _ => 1,
     };
     let mut slot = gzip(&seal(FRAGMENT_MAGIC, &payload));

@@ -48,6 +48,7 @@ pub fn map<K: Ord, V>(entries: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, 
 /// Every position of `0..n`, the `k` first under `cmp` first and sorted (stable when `k >= n`);
 /// the rest after them in no particular order.
 fn positions(n: usize, k: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<u32> {
+    debug_assert!(n <= u32::MAX as usize);
     let mut order: Vec<u32> = (0..n as u32).collect();
     let mut by = |a: &u32, b: &u32| cmp(*a as usize, *b as usize);
     if k == 0 {
