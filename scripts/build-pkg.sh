@@ -15,8 +15,8 @@ done
 # LTO, dependencies at opt-level z (serde, JSON and the bindings are cold code), each with the
 # class of one layout. An index file's module keeps cairn's own code at opt-level s (its searches
 # run on the whole index in memory: z made them 30 to 50% slower); the fragments' module has it
-# at z too (its searches run on the few fragments a query fetched, in about a millisecond, and
-# its bytes are on every cold query's path). docs/benchmarks.md ("The lean core") has the figures.
+# at z too (its searches run on the few fragments a query fetched, in 1 to 3 ms, and
+# its bytes are on every cold query's path). docs/benchmarks.md ("The lean modules") has the figures.
 for lean in "web-core single s" "web-fragments fragments z"; do
   set -- $lean
   CARGO_PROFILE_RELEASE_OPT_LEVEL=$3 CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
