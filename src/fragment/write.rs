@@ -36,7 +36,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            shard_postings: 2_500,
+            shard_postings: 1_000,
             shard_words: 1_000,
             text_bytes: 2 * 1024,
             pack_bytes: 1 << 20,
