@@ -437,3 +437,17 @@ pub struct RerankRequest {
     pub chunks: Vec<u32>,
     pub texts: Vec<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::unslot;
+
+    #[test]
+    fn a_damaged_slot_is_refused_not_read_past() {
+        assert_eq!(unslot(&[7, 8, 0, 0, 4, 0]), Some(&[7, 8][..]));
+        assert_eq!(unslot(&[7, 2, 0]), Some(&[7][..]));
+        for bad in [&[][..], &[2], &[0, 0], &[1, 0], &[9, 4, 0], &[9, 0xff, 0xff]] {
+            assert_eq!(unslot(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -145,9 +145,9 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         fragment_lengths: encoded
             .iter()
             .enumerate()
-            .map(|(number, b)| match texts.contains(&number) {
-                true => (b.len() / super::TEXT_UNIT as usize) as u32,
-                false => b.len() as u32,
+            .map(|(number, b)| {
+                let unit = if texts.contains(&number) { super::TEXT_UNIT as usize } else { 1 };
+                (b.len() / unit) as u32
             })
             .collect(),
         fields,
