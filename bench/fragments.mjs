@@ -79,6 +79,7 @@ const single = flag("--single") ? SearchIndex.fromBytes(readFileSync(join(flag("
 const rows = [];
 const recall = [];
 let identical = 0;
+const overlap = [];
 for (const [i, query] of queries.entries()) {
   const before = log.length;
   const vector = vectors ? vectors.subarray(i * dim, (i + 1) * dim) : null;
@@ -104,6 +105,8 @@ for (const [i, query] of queries.entries()) {
     const expected = vector ? single.searchWithVector(query, vector, options) : single.search(query, options);
     const same = JSON.stringify(expected.map((h) => h.id)) === JSON.stringify(hits.map((h) => h.id));
     identical += same;
+    const ids = new Set(expected.map((h) => h.id));
+    overlap.push(hits.filter((h) => ids.has(h.id)).length / Math.max(1, ids.size));
     if (!same && !vector) console.error(`top 10 differ for ${JSON.stringify(query)}`);
     if (vector) {
       // Recall@10 of the vector side against the single file's exact scan (bytes not counted).
@@ -146,5 +149,5 @@ console.log(`first query: ${kb(rows[0].bytes)} kB in ${rows[0].requests} request
 const laterBytes = later.map((r) => r.bytes);
 console.log(`later queries: median ${kb(pct(laterBytes, 0.5))} kB, p95 ${kb(pct(laterBytes, 0.95))} kB, max ${kb(Math.max(...laterBytes))} kB; median ${pct(later.map((r) => r.requests), 0.5)} requests; simulated median ${pct(later.map((r) => r.simulated), 0.5).toFixed(0)} ms, p95 ${pct(later.map((r) => r.simulated), 0.95).toFixed(0)} ms; local median ${pct(later.map((r) => r.ms), 0.5).toFixed(1)} ms`);
 console.log(`warm (every fragment held): median ${pct(warm, 0.5).toFixed(2)} ms, p95 ${pct(warm, 0.95).toFixed(2)} ms, in the ${process.argv.includes("--node-module") ? "Node build's module" : "page's module (pkg/web-fragments)"}`);
-if (single) console.log(`top 10 identical to the single file: ${identical} of ${rows.length}`);
+if (single) console.log(`top 10 identical to the single file: ${identical} of ${rows.length}; their hits in any order: ${(overlap.reduce((a, b) => a + b, 0) / overlap.length).toFixed(3)} on average`);
 if (recall.length) console.log(`semantic recall@10 against the single file's exact scan: ${(recall.reduce((a, b) => a + b, 0) / recall.length).toFixed(3)} over ${recall.length} queries (probes ${probes ?? "default"})`);
