@@ -223,11 +223,11 @@ impl Fragmented {
         }
         let mut addresses = Vec::with_capacity(meta.fragment_lengths.len());
         let mut lengths = meta.fragment_lengths.iter().enumerate();
-        let text = meta.text_start() as usize..meta.centroids_fragment() as usize;
+        let text = meta.text_fragments();
         for (pack, &n) in meta.pack_fragments.iter().enumerate() {
             let mut offset = 0u64;
             for (number, &length) in lengths.by_ref().take(n as usize) {
-                let length = if text.contains(&number) {
+                let length = if text.contains(&(number as u32)) {
                     u32::try_from(length as u64 * super::TEXT_UNIT as u64)
                         .map_err(|_| damaged(format!("fragment {number}'s length is too large")))?
                 } else {
@@ -1421,7 +1421,8 @@ pub mod native {
                         self.rounds += 1;
                         for f in fragments {
                             let bytes = self.read(f, None)?;
-                            self.bytes += bytes.len() as u64;
+                            // What was read: the whole slot.
+                            self.bytes += self.index.address(f).map_or(0, |(_, _, length)| length) as u64;
                             let plain = gunzip(&bytes, &format!("fragment {f}"))?;
                             self.index.add(f, &plain)?;
                         }
@@ -1456,7 +1457,7 @@ pub mod native {
             use crate::index::vector::{Precision, VectorIndex};
             use crate::index::{folded_text, summary_chars, Index};
             let meta = self.index.meta().clone();
-            let text = meta.text_start()..meta.centroids_fragment();
+            let text = meta.text_fragments();
             for f in text.clone() {
                 let plain = gunzip(&self.read(f, None)?, &format!("fragment {f}"))?;
                 self.index.add(f, &plain)?;

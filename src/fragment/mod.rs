@@ -336,6 +336,12 @@ impl Meta {
         self.words_start() + self.words.len() as u32
     }
 
+    /// The text fragments' numbers: the fragments whose lengths the meta gives in
+    /// `TEXT_UNIT`s.
+    pub fn text_fragments(&self) -> std::ops::Range<u32> {
+        self.text_start()..self.centroids_fragment()
+    }
+
     /// The centroids' fragment number (then the partitions').
     pub fn centroids_fragment(&self) -> u32 {
         self.text_start() + self.text_chunks.len() as u32

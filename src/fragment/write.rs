@@ -126,8 +126,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     close(&mut current, &mut in_current, &mut packs, &mut pack_fragments);
 
     let lexical = &index.lexical;
-    let texts = terms.len() + words.len()..terms.len() + words.len() + text.len();
-    let meta = Meta {
+    let mut meta = Meta {
         settings: index.settings.clone(),
         hash: hex(&hash.finalize()),
         document_chunks: document_chunks(index),
@@ -142,17 +141,19 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         statics: index.statics.clone(),
         packs: packs.iter().map(|(n, _)| n.clone()).collect(),
         pack_fragments,
-        fragment_lengths: encoded
-            .iter()
-            .enumerate()
-            .map(|(number, b)| {
-                let unit = if texts.contains(&number) { super::TEXT_UNIT as usize } else { 1 };
-                (b.len() / unit) as u32
-            })
-            .collect(),
+        fragment_lengths: Vec::new(),
         fields,
         dates: has_dates,
     };
+    let texts = meta.text_fragments();
+    meta.fragment_lengths = encoded
+        .iter()
+        .zip(0..)
+        .map(|(b, number)| {
+            let unit = if texts.contains(&number) { super::TEXT_UNIT as usize } else { 1 };
+            (b.len() / unit) as u32
+        })
+        .collect();
     let payload = postcard::to_allocvec(&meta)
         .map_err(|e| Error::InvalidIndex(format!("could not encode the meta file: {e}")))?;
     Ok(Layout {
