@@ -116,23 +116,16 @@ type Wait = Step<std::convert::Infallible>;
 
 impl Wait {
     fn widen<T>(self) -> Step<T> {
-        match self {
-            Step::Done(never) => match never {},
-            Step::Need(fragments, records) => Step::Need(fragments, records),
-            Step::Rows(rows) => Step::Rows(rows),
-            Step::Score(request) => Step::Score(request),
+        match self.done() {
+            Ok(never) => match never {},
+            Err(step) => step,
         }
     }
 }
 
 impl<T> Step<T> {
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Step<U> {
-        match self {
-            Step::Done(t) => Step::Done(f(t)),
-            Step::Need(fragments, records) => Step::Need(fragments, records),
-            Step::Rows(rows) => Step::Rows(rows),
-            Step::Score(request) => Step::Score(request),
-        }
+        self.done().map_or_else(|wait| wait, |t| Step::Done(f(t)))
     }
 
     /// The answer, or what it waits on (as a step of any answer).
