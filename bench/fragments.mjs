@@ -3,7 +3,8 @@
 // round's bytes at a given bandwidth), against a local HTTP server that counts every byte it
 // sends. The first query starts from a cold cache and includes the page's wasm and JavaScript
 // (gzip, as a static host serves them); later queries reuse what earlier ones fetched. It also
-// checks that each query's top 10 are the single-file index's (when one is given).
+// checks that each query's top 10 are the single-file index's (when one is given), and the share
+// of the single file's top 10 found in any order.
 //
 //   node bench/fragments.mjs FRAGMENTS_DIR QUERIES_TXT [--single INDEX_DIR] [--vectors VECTORS.f32]
 //        [--rtt-ms 40] [--mbit 10] [--no-ranges] [--probes N] [--options JSON] [--node-module]
@@ -106,7 +107,7 @@ for (const [i, query] of queries.entries()) {
     const same = JSON.stringify(expected.map((h) => h.id)) === JSON.stringify(hits.map((h) => h.id));
     identical += same;
     const ids = new Set(expected.map((h) => h.id));
-    overlap.push(hits.filter((h) => ids.has(h.id)).length / Math.max(1, ids.size));
+    overlap.push(ids.size ? hits.filter((h) => ids.has(h.id)).length / ids.size : Number(hits.length === 0));
     if (!same && !vector) console.error(`top 10 differ for ${JSON.stringify(query)}`);
     if (vector) {
       // Recall@10 of the vector side against the single file's exact scan (bytes not counted).

@@ -8,7 +8,7 @@
 //! For each query it takes the exact top K (the lexical pool a hybrid search fuses is 100) and
 //! counts, over the terms with more than BIG postings (1,000: a term shard's size):
 //! - block-max: the postings of every block that an oracle (one who knows the K-th score) could
-//!   not skip, blocks of B postings cut at document boundaries, a chunk's bound being the other
+//!   not skip, blocks of 64, 128, 256 or 512 postings cut at document boundaries, a chunk's bound being the other
 //!   terms' exact score plus each common term's block maximum;
 //! - impact order: the postings whose own score reaches the K-th score / the number of terms,
 //!   the least any score-ordered prefix must hold before the top K's members are certain (their
@@ -20,7 +20,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let index = cairn::index::format::read(&std::fs::read(&args[1]).expect("read the index")).expect("an index");
     let queries: Vec<String> = std::fs::read_to_string(&args[2]).expect("read the queries").lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
-    let k: usize = args.get(3).map_or(100, |a| a.parse().expect("K"));
+    let k: usize = args.get(3).map_or(100, |a| a.parse().expect("K")).max(1);
     let big: usize = args.get(4).map_or(1000, |a| a.parse().expect("BIG"));
     let lexical = &index.lexical;
     let n = index.chunks.len();
@@ -48,12 +48,19 @@ fn main() {
                 hits.into_iter().map(|h| (h.chunk, h.score)).collect()
             })
             .collect();
+        let common_terms: Vec<u32> = words
+            .iter()
+            .flat_map(|w| w.alternatives.iter())
+            .zip(&scored)
+            .filter(|(_, p)| p.len() > big)
+            .map(|(&(t, _), _)| t)
+            .collect();
         let common: Vec<_> = scored.into_iter().filter(|p| p.len() > big).collect();
         // The rare terms' exact score, lifted to each document's best (its part may reach chunks
         // of the document that lack the term).
         let rare_words: Vec<QueryWord> = words
             .iter()
-            .map(|w| QueryWord { alternatives: w.alternatives.iter().copied().filter(|&(t, _)| !common_term(lexical, t, big)).collect() })
+            .map(|w| QueryWord { alternatives: w.alternatives.iter().copied().filter(|(t, _)| !common_terms.contains(t)).collect() })
             .collect();
         let mut rare_bound = vec![0f32; index.documents.len()];
         for h in lexical.search_words(&rare_words, usize::MAX, None) {
@@ -113,8 +120,4 @@ fn main() {
         println!("block-max, blocks of {size}: {fetched} ({:.1}%) cannot be skipped", pct(*fetched));
     }
     println!("impact order: {impact} ({:.1}%) before the top {k}'s members are certain, their scores not yet", pct(impact));
-}
-
-fn common_term(lexical: &cairn::index::lexical::LexicalIndex, term: u32, big: usize) -> bool {
-    lexical.search_words(&[QueryWord { alternatives: vec![(term, 1.0)] }], usize::MAX, None).len() > big
 }

@@ -1,5 +1,5 @@
 //! What the common terms' postings in a fragmented index's term shards would cost in other
-//! encodings, gzip as the packs hold them: what decides whether a term shard can shrink without
+//! encodings, gzip term by term (a term of over 1,000 postings is about a shard of its own): what decides whether a term shard can shrink without
 //! BM25 moving (`docs/benchmarks.md`, "Postings in other encodings").
 //!
 //!   cargo run --release --example postings_size -- FRAGMENTS_DIR [BIG]
@@ -7,8 +7,9 @@
 //! Over the terms with more than BIG postings (1,000), it prints bytes a posting for: the
 //! columns as the shards hold them (chunk gaps, frequencies, chunk lengths: varints); each
 //! column alone; the same bit-packed in blocks of 128 (a width a block, as Lucene and tantivy
-//! do); and the gaps with one 8-bit impact each instead of frequency and length (Anserini's
-//! quantized impacts, which would move BM25's scores).
+//! do); the lengths kept to 4 significant bits, alone; and the gaps (varints or bit-packed) with
+//! one 8-bit impact each instead of frequency and length (Anserini's quantized impacts). The
+//! last three would move BM25's scores.
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use cairn::fragment::load::{decode, native::gunzip, Fragmented};
@@ -82,7 +83,7 @@ fn main() {
         common.extend(shard.postings.into_iter().filter(|p| p.freqs.len() > big));
     }
     let postings: usize = common.iter().map(|p| p.freqs.len()).sum();
-    // Each encoding gzipped term by term, as a query fetching one term would see it.
+    // Each encoding gzipped term by term.
     let cost = |encode: &dyn Fn(&TermPostings, &mut Vec<u8>)| -> f64 {
         let bytes: usize = common
             .iter()

@@ -116,16 +116,16 @@ type Wait = Step<std::convert::Infallible>;
 
 impl Wait {
     fn widen<T>(self) -> Step<T> {
-        match self.done() {
-            Ok(never) => match never {},
-            Err(step) => step,
-        }
+        self.map(|never| match never {})
     }
 }
 
 impl<T> Step<T> {
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Step<U> {
-        self.done().map_or_else(|wait| wait, |t| Step::Done(f(t)))
+        match self.done() {
+            Ok(t) => Step::Done(f(t)),
+            Err(wait) => wait,
+        }
     }
 
     /// The answer, or what it waits on (as a step of any answer).
@@ -415,7 +415,7 @@ impl Fragmented {
                 }
                 self.words.insert(number, shard);
             }
-            Payload::Text(text) if (text_start..centroids).contains(&number) => {
+            Payload::Text(text) if meta.text_fragments().contains(&number) => {
                 let i = (number - text_start) as usize;
                 let end = self.text_starts[i] as u64 + meta.text_chunks[i] as u64;
                 let docs = order::set(text.documents.iter().map(|(d, _)| *d));
@@ -1414,14 +1414,11 @@ pub mod native {
                         self.rounds += 1;
                         for f in fragments {
                             let bytes = self.read(f, None)?;
-                            // What was read: the whole slot.
-                            self.bytes += self.index.address(f).map_or(0, |(_, _, length)| length) as u64;
                             let plain = gunzip(&bytes, &format!("fragment {f}"))?;
                             self.index.add(f, &plain)?;
                         }
                         for (f, r) in records {
                             let bytes = self.read(f, Some(r))?;
-                            self.bytes += bytes.len() as u64;
                             self.index.add_record(f, r, &bytes)?;
                         }
                     }
@@ -1515,7 +1512,9 @@ pub mod native {
 
         /// Fragment `fragment`'s bytes (gzip, out of its slot; raw for vector records), or one of
         /// its records.
-        fn read(&self, fragment: u32, record: Option<u32>) -> Result<Vec<u8>> {
+        /// A fragment's gzip bytes (its slot trimmed), or a record's bytes; what was read from
+        /// the pack (the whole slot) is counted in `bytes`.
+        fn read(&mut self, fragment: u32, record: Option<u32>) -> Result<Vec<u8>> {
             let (pack, mut offset, mut length) = self.index.address(fragment).ok_or_else(|| {
                 Error::InvalidIndex(format!("fragment {fragment} is not in the meta file"))
             })?;
@@ -1525,6 +1524,7 @@ pub mod native {
                 length = size;
             }
             let mut bytes = read_range(&self.dir.join(PACK_DIR).join(pack), offset, length)?;
+            self.bytes += bytes.len() as u64;
             if !self.index.meta().holds_records(fragment) {
                 let gzip = crate::fragment::unslot(&bytes)
                     .ok_or_else(|| super::damaged(format!("fragment {fragment}'s slot does not end as it should")))?;

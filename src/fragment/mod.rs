@@ -60,8 +60,8 @@ pub struct Meta {
     pub term_ids: Vec<u32>,
     /// The first word of each word shard, ascending (the fragments after the term shards).
     pub words: Vec<String>,
-    /// How many chunks each text fragment holds, in chunk order (the fragments after the term
-    /// shards).
+    /// How many chunks each text fragment holds, in chunk order (the fragments after the word
+    /// shards: `text_fragments()`).
     pub text_chunks: Vec<u32>,
     pub vectors: Option<VectorMeta>,
     /// Where the static tier's rows are (their packs are not fragments).
@@ -70,8 +70,8 @@ pub struct Meta {
     /// fragments are laid end to end, pack after pack, in number order.
     pub packs: Vec<String>,
     pub pack_fragments: Vec<u32>,
-    /// Each fragment's slot length: in bytes, except for text fragments, whose lengths are in
-    /// `TEXT_UNIT`s.
+    /// Each fragment's slot length: in bytes, except for text fragments (`text_fragments()`),
+    /// whose lengths are in `TEXT_UNIT`s.
     pub fragment_lengths: Vec<u32>,
     /// The fields a `filter` can name (the documents' dates, `docType` and metadata keys),
     /// ascending: field i's values are fragment `fields_start() + i`, fetched only by a search

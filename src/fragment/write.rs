@@ -1,6 +1,8 @@
 //! Cutting an index into fragments (native): term shards of about `shard_postings` postings,
-//! text fragments of about `text_bytes` of chunk text, and, with vectors, IVF centroids and one
-//! partition per centroid. Each fragment is gzipped; fragments are laid end to end in packs
+//! word shards for completion and typos, text fragments of about `text_bytes` of chunk text
+//! (slots padded to `TEXT_UNIT`s), with vectors IVF centroids and one partition and one records
+//! fragment per centroid, and a fragment per filterable field and for the dates. Each fragment
+//! is gzipped; fragments are laid end to end in packs
 //! named by their content hash, and the meta file is written last, so a reader never sees a meta
 //! naming a pack that is not there, and a failed write leaves the previous layout answering.
 
@@ -151,6 +153,8 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         .zip(0..)
         .map(|(b, number)| {
             let unit = if texts.contains(&number) { super::TEXT_UNIT as usize } else { 1 };
+            // `encode` pads exactly the text payloads to whole units.
+            debug_assert_eq!(b.len() % unit, 0, "fragment {number}");
             (b.len() / unit) as u32
         })
         .collect();
