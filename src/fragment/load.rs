@@ -1511,9 +1511,7 @@ pub mod native {
         }
 
         /// Fragment `fragment`'s bytes (gzip, out of its slot; raw for vector records), or one of
-        /// its records.
-        /// A fragment's gzip bytes (its slot trimmed), or a record's bytes; what was read from
-        /// the pack (the whole slot) is counted in `bytes`.
+        /// its records; what was read from the pack (the whole slot) is counted in `bytes`.
         fn read(&mut self, fragment: u32, record: Option<u32>) -> Result<Vec<u8>> {
             let (pack, mut offset, mut length) = self.index.address(fragment).ok_or_else(|| {
                 Error::InvalidIndex(format!("fragment {fragment} is not in the meta file"))

@@ -2,9 +2,9 @@
 //! word shards for completion and typos, text fragments of about `text_bytes` of chunk text
 //! (slots padded to `TEXT_UNIT`s), with vectors IVF centroids and one partition and one records
 //! fragment per centroid, and a fragment per filterable field and for the dates. Each fragment
-//! is gzipped; fragments are laid end to end in packs
-//! named by their content hash, and the meta file is written last, so a reader never sees a meta
-//! naming a pack that is not there, and a failed write leaves the previous layout answering.
+//! is gzipped; fragments are laid end to end in packs named by their content hash, and the meta
+//! file is written last, so a reader never sees a meta naming a pack that is not there, and a
+//! failed write leaves the previous layout answering.
 
 use std::io::Write;
 use std::path::Path;
