@@ -42,11 +42,15 @@ target/debug/cairn index tests/fixtures/linked --no-embed --summaries --chunk-wo
 scripts/build-pkg.sh
 scripts/build-demo-index.sh
 # A 100k-chunk site with vectors, for the fragmented index's browser test
-# (tests/browser/fragments.test.mjs): the eval collections' text, blends of the demo's vectors.
+# (tests/browser/fragments.test.mjs): the eval collections' text, blends of real embeddings of
+# one subject, as a site has (the first 200 MED abstracts). Fixed inputs, so the site's figures
+# move only with the code.
 for c in cacm cisi cranfield; do
   target/debug/cairn index ../shared/eval/$c/corpus.jsonl --no-embed --layout single --out target/test-fixtures/text-$c >/dev/null
 done
-target/debug/examples/synthetic_site www/index target/test-fixtures/site-100k 100000 20 --mix \
+head -n 200 ../shared/eval/med/corpus.jsonl >target/test-fixtures/med-200.jsonl
+target/debug/cairn index target/test-fixtures/med-200.jsonl --no-static --layout single --out target/test-fixtures/vectors-med >/dev/null
+target/debug/examples/synthetic_site target/test-fixtures/vectors-med target/test-fixtures/site-100k 100000 20 --mix \
   --text target/test-fixtures/text-cacm,target/test-fixtures/text-cisi,target/test-fixtures/text-cranfield >/dev/null
 
 step "TypeScript: a consumer of the generated types, tsc --strict"
