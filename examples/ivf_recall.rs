@@ -1,6 +1,7 @@
 //! Where the IVF vector side of a fragmented index loses recall@10 against the exact top 10, on
 //! an index with vectors and query vectors (as `synthetic_site` writes them). Builds the
-//! partitions as `cairn index --layout fragments` does, then prints two tables:
+//! partitions as `cairn index --layout fragments` does (`PARTITIONS` of them, default as it
+//! does), then prints two tables:
 //! - coverage: the share of the exact top 10 that lies in the probed partitions at all, at scan
 //!   budgets of 500 to 4,000 codes, with the centroids ranked by the meta's binary codes (as the
 //!   loader ranks them) and exactly (their int8 centroids);
@@ -11,9 +12,10 @@
 //!   centroids a subspace by k-means on a sample, one codebook for the index), and the best `R`
 //!   re-scored exactly.
 //!
-//!   cargo run --release --example ivf_recall -- INDEX.cairn QUERIES.f32 [BUDGET]
+//!   cargo run --release --example ivf_recall -- INDEX.cairn QUERIES.f32 [BUDGET [PARTITIONS]]
 
-use cairn::fragment::{write::ivf, CodeQuery};
+use cairn::fragment::write::{self, ivf};
+use cairn::fragment::CodeQuery;
 use cairn::index::format;
 use cairn::index::vector::dot;
 
@@ -25,9 +27,10 @@ const DEPTHS: [usize; 4] = [25, 50, 100, 200];
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [index, queries, rest @ ..] = &args[..] else {
-        return Err("usage: ivf_recall INDEX.cairn QUERIES.f32 [BUDGET]".into());
+        return Err("usage: ivf_recall INDEX.cairn QUERIES.f32 [BUDGET [PARTITIONS]]".into());
     };
     let budget: u32 = rest.first().map_or(Ok(1_000), |b| b.parse())?;
+    let partitions: Option<usize> = rest.get(1).map(|k| k.parse()).transpose()?;
     let index = format::read(&std::fs::read(index)?)?;
     let stored = index.vectors.as_ref().ok_or("the index has no vectors")?;
     let (vectors, dim) = (stored.to_flat(), stored.dimension());
@@ -36,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
     let n = vectors.len() / dim;
-    let k = (2.0 * (n as f64).sqrt()).round() as usize;
+    let k = partitions.unwrap_or_else(|| write::default_partitions(n));
     let row = |i: usize| &vectors[i * dim..(i + 1) * dim];
     let (centroids, partitions, _) = ivf(&vectors, dim, k);
     let bases: Vec<Vec<f32>> = partitions

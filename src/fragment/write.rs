@@ -31,7 +31,7 @@ pub struct Options {
     pub shard_words: usize,
     pub text_bytes: usize,
     pub pack_bytes: usize,
-    /// IVF partitions (default: 2 √chunks, 632 for 100k).
+    /// IVF partitions (default: `default_partitions`).
     pub partitions: Option<usize>,
 }
 
@@ -69,7 +69,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         Some(v) if !v.is_empty() => {
             let k = options
                 .partitions
-                .unwrap_or_else(|| (2.0 * (v.len() as f64).sqrt()).round() as usize)
+                .unwrap_or_else(|| default_partitions(v.len()))
                 .clamp(1, v.len().min(65_536));
             let (centroids, partitions, records) = ivf(&v.to_flat(), v.dimension(), k);
             fragments.push(Payload::Centroids(centroids));
@@ -393,9 +393,17 @@ fn document_dates(index: &Index) -> DocumentDates {
     dates
 }
 
+/// How many IVF partitions `chunks` vectors get by default: 3 √chunks (949 at 100k). Finer than
+/// 2 √chunks, they hold a query's neighbours in fewer codes where a site's vectors spread
+/// (`docs/benchmarks.md`, "Finer partitions"), for a centroids fragment half as large again.
+pub fn default_partitions(chunks: usize) -> usize {
+    (3.0 * (chunks as f64).sqrt()).round() as usize
+}
+
 /// How many codes a query scans by default (`VectorMeta::scan_codes`; at least 4 partitions):
-/// about 55 kB at 100k chunks, where re-scoring the best 100 then finds 97% of the exact top
-/// 10; fewer moved the eval collections' hybrid nDCG@10 by up to 0.009 (`docs/benchmarks.md`).
+/// about 55 kB at 100k chunks, where re-scoring the best 100 then finds 97.8 to 99.5% of the
+/// exact top 10; fewer moved the eval collections' hybrid nDCG@10 by up to 0.009
+/// (`docs/benchmarks.md`).
 const SCAN_CODES: u32 = 1_000;
 
 /// Spherical k-means (seeded by evenly spaced vectors, so builds are reproducible), then each
