@@ -54,6 +54,7 @@ const queries = readFileSync(queriesFile, "utf8").split("\n").map((q) => q.trim(
 const vectorsFile = flag("--vectors");
 const vectors = vectorsFile ? new Float32Array(readFileSync(vectorsFile).buffer.slice(0)) : null;
 const dim = 384;
+const kb = (b) => (b / 1000).toFixed(1);
 
 // The server: the fragments under /search/, the page's module and scripts under /pkg/ (gzip).
 let round = 0;
@@ -119,7 +120,8 @@ for (const [i, query] of queries.entries()) {
       recall.push(found.filter((h) => exact.has(h.id)).length / Math.max(1, exact.size));
     }
   }
-  rows.push({ query, requests: count, rounds, bytes, ms, simulated, first: hits[0]?.id });
+  const split = [...byRound.values()].map((b) => kb(b)).join(" + ");
+  rows.push({ query, requests: count, rounds, bytes, split, ms, simulated, first: hits[0]?.id });
 }
 // Each later query again, its fragments all held: the module's own time (median of three runs).
 const warm = [];
@@ -137,10 +139,9 @@ for (const [i, query] of queries.entries()) {
 }
 server.close();
 
-const kb = (b) => (b / 1000).toFixed(1);
-console.log(`| query | requests | rounds | kB | local ms | simulated ms (${rttMs} ms RTT, ${mbit} Mbit/s) |`);
-console.log("|---|---|---|---|---|---|");
-for (const r of rows) console.log(`| ${r.query} | ${r.requests} | ${r.rounds} | ${kb(r.bytes)} | ${r.ms.toFixed(1)} | ${r.simulated.toFixed(0)} |`);
+console.log(`| query | requests | rounds | kB | kB a round | local ms | simulated ms (${rttMs} ms RTT, ${mbit} Mbit/s) |`);
+console.log("|---|---|---|---|---|---|---|");
+for (const r of rows) console.log(`| ${r.query} | ${r.requests} | ${r.rounds} | ${kb(r.bytes)} | ${r.split} | ${r.ms.toFixed(1)} | ${r.simulated.toFixed(0)} |`);
 const later = rows.slice(1);
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
 const pct = (xs, p) => sorted(xs)[Math.min(xs.length - 1, Math.floor((xs.length - 1) * p))];
@@ -148,7 +149,7 @@ console.log();
 console.log(`page (wasm + JS, gzip): ${kb(pageBytes)} kB; meta: ${kb(metaBytes.length)} kB; ranges: ${ranges}`);
 console.log(`first query: ${kb(rows[0].bytes)} kB in ${rows[0].requests} requests, ${rows[0].simulated.toFixed(0)} ms simulated`);
 const laterBytes = later.map((r) => r.bytes);
-console.log(`later queries: median ${kb(pct(laterBytes, 0.5))} kB, p95 ${kb(pct(laterBytes, 0.95))} kB, max ${kb(Math.max(...laterBytes))} kB; median ${pct(later.map((r) => r.requests), 0.5)} requests; simulated median ${pct(later.map((r) => r.simulated), 0.5).toFixed(0)} ms, p95 ${pct(later.map((r) => r.simulated), 0.95).toFixed(0)} ms; local median ${pct(later.map((r) => r.ms), 0.5).toFixed(1)} ms`);
+console.log(`later queries: median ${kb(pct(laterBytes, 0.5))} kB (${laterBytes.filter((b) => b > 150_000).length} of ${laterBytes.length} over 150 kB), p95 ${kb(pct(laterBytes, 0.95))} kB, max ${kb(Math.max(...laterBytes))} kB; median ${pct(later.map((r) => r.requests), 0.5)} requests; simulated median ${pct(later.map((r) => r.simulated), 0.5).toFixed(0)} ms, p95 ${pct(later.map((r) => r.simulated), 0.95).toFixed(0)} ms; local median ${pct(later.map((r) => r.ms), 0.5).toFixed(1)} ms`);
 console.log(`warm (every fragment held): median ${pct(warm, 0.5).toFixed(2)} ms, p95 ${pct(warm, 0.95).toFixed(2)} ms, in the ${process.argv.includes("--node-module") ? "Node build's module" : "page's module (pkg/web-fragments)"}`);
 if (single) console.log(`top 10 identical to the single file: ${identical} of ${rows.length}; their hits in any order: ${(overlap.reduce((a, b) => a + b, 0) / overlap.length).toFixed(3)} on average`);
 if (recall.length) console.log(`semantic recall@10 against the single file's exact scan: ${(recall.reduce((a, b) => a + b, 0) / recall.length).toFixed(3)} over ${recall.length} queries (probes ${probes ?? "default"})`);

@@ -22,7 +22,7 @@ use cairn::index::vector::dot;
 const SUBSPACES: usize = 48;
 const LEVELS: usize = 16;
 const BUDGETS: [u32; 4] = [500, 1_000, 2_000, 4_000];
-const DEPTHS: [usize; 4] = [25, 50, 100, 200];
+const DEPTHS: [usize; 5] = [25, 40, 50, 100, 200];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

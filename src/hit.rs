@@ -526,10 +526,10 @@ pub struct SearchOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub probes: Option<u32>,
-    /// On a fragmented index, how many candidates of the partitions' binary-code scan are
-    /// re-scored with their int8 vectors, each fetched by itself (default: `candidates`, the
-    /// pool the semantic signal contributes); the semantic signal ranks those. A single-file
-    /// index ignores it.
+    /// On a fragmented index, how many of the best candidates of the partitions' binary-code
+    /// scan are re-scored with their int8 vectors, each fetched by itself (default: 5 × `limit`,
+    /// 50 for 10 hits); the rest of the pool the semantic signal contributes keeps the scan's
+    /// estimates. A single-file index ignores it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub rescore: Option<u32>,

@@ -83,7 +83,7 @@ fn small() -> Options {
         shard_words: 5,
         text_bytes: 300,
         pack_bytes: 2_000,
-        partitions: None,
+        ..Options::default()
     }
 }
 
@@ -363,6 +363,44 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
                     (got, expected) => panic!("{query:?}: {got:?} but the single file gave {expected:?}"),
                 }
             }
+        }
+    }
+
+    // By default a query re-scores only the scan's best 5 × `limit` (here 5 of the fixture's
+    // chunks); the rest of the pool keeps its estimates, never above a re-scored score, so a
+    // semantic search's hits are re-scored ones, with the single file's scores.
+    let all = SearchOptions {
+        mode: SearchMode::Semantic,
+        limit: 1_000,
+        candidates: Some(1_000),
+        now: Some(NOW),
+        ..SearchOptions::default()
+    };
+    for query in QUERIES {
+        let vector = embedder.embed(query).unwrap();
+        let context = QueryContext {
+            vector: Some(&vector),
+            encoder: cairn::hit::Encoder::Model,
+            embedder: Some(&embedder),
+            now_ms: NOW,
+            ..QueryContext::default()
+        };
+        let exact: std::collections::HashMap<String, f32> = single
+            .search(query, &all)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.id, h.score))
+            .collect();
+        let options = SearchOptions {
+            mode: SearchMode::Semantic,
+            limit: 1,
+            now: Some(NOW),
+            ..SearchOptions::default()
+        };
+        let hits = folder.search(query, context, &options).unwrap();
+        assert_eq!(hits.len(), exact.len().min(1), "{query:?}");
+        for h in &hits {
+            assert_eq!(exact.get(&h.id), Some(&h.score), "{query:?}: {}", h.id);
         }
     }
 }

@@ -11,7 +11,7 @@
 //! length and the meta the document table, so `LexicalIndex::search_words` runs on the same
 //! numbers. The vector side scans the codes (each vector's difference from its centroid) of
 //! the partitions whose centroids are nearest the query and re-scores the best `rescore` with their int8 records, the single
-//! file's own bytes. The hits are then dressed by the single file's own code, on a small
+//! file's own bytes; the rest of the pool keeps its estimates. The hits are then dressed by the single file's own code, on a small
 //! `Index` of just the loaded chunks and documents they need.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -37,6 +37,12 @@ use crate::search::{self, documents, expand, filter, order, Candidate, QueryCont
 /// The most chunks a fragmented index may have: a table of that many is a few hundred MB
 /// (a 100k-page site has about a million chunks).
 pub const MAX_CHUNKS: u64 = 1 << 26;
+
+/// How many of the binary scan's best candidates a query re-scores with their int8 records by
+/// default, for each hit it asks for (`limit`): 50 at 10 hits, which find as much of the exact
+/// top 10 as 100 did on real embeddings, for 20 kB less (`docs/benchmarks.md`). The rest of the
+/// pool keeps its code estimates.
+const RESCORE_PER_HIT: usize = 5;
 
 /// A fragmented index: its meta, and the fragments added so far.
 pub struct Fragmented {
@@ -935,13 +941,13 @@ impl Fragmented {
                 .filter_map(|&(t, _)| self.meta.term_shard(lexical.term(t)))
                 .filter(|s| !self.terms.contains_key(s)),
         );
-        let candidates = match (vector, &codes) {
+        let (candidates, rescore) = match (vector, &codes) {
             (Some(v), Some(codes)) => self.scan(v, codes, &probes, mask, options),
-            _ => Vec::new(),
+            _ => (Vec::new(), 0),
         };
-        let records: Vec<(u32, u32)> = candidates
+        let records: Vec<(u32, u32)> = candidates[..rescore]
             .iter()
-            .map(|&(_, fragment, record)| (fragment, record))
+            .map(|&(_, _, fragment, record)| (fragment, record))
             .filter(|key| !self.records.contains_key(key))
             .collect();
         if !need.is_empty() || !records.is_empty() {
@@ -951,9 +957,10 @@ impl Fragmented {
         let pool = search::pool(options);
         let semantic_hits = match vector {
             Some(v) => {
-                let mut hits: Vec<ScoredChunk> = candidates
+                let (exact, estimated) = candidates.split_at(rescore);
+                let mut hits: Vec<ScoredChunk> = exact
                     .iter()
-                    .map(|&(chunk, fragment, record)| {
+                    .map(|&(_, chunk, fragment, record)| {
                         let (values, scale) = &self.records[&(fragment, record)];
                         ScoredChunk {
                             chunk,
@@ -961,6 +968,14 @@ impl Fragmented {
                         }
                     })
                     .collect();
+                // The rest of the pool keeps the scan's estimates, none above the least
+                // re-scored score: a semantic search's hits are re-scored ones, with the single
+                // file's scores (`rescore` is at least `limit` by default).
+                let floor = hits.iter().map(|h| h.score).fold(f32::INFINITY, f32::min);
+                hits.extend(estimated.iter().map(|&(estimate, chunk, _, _)| ScoredChunk {
+                    chunk,
+                    score: estimate.min(floor),
+                }));
                 search::top_k(&mut hits, pool, |h| h.score, |h| h.chunk);
                 hits
             }
@@ -1205,8 +1220,9 @@ impl Fragmented {
             .collect())
     }
 
-    /// The candidates of the probed partitions whose binary codes score best against `query`
-    /// (`rescore` of them): (chunk, records fragment, record).
+    /// The candidates of the probed partitions whose binary codes score best against `query`,
+    /// best first: the pool (or `rescore`, if more), each as (estimate, chunk, records fragment,
+    /// record); and how many of the first are re-scored with their int8 records (`rescore`).
     fn scan(
         &self,
         query: &[f32],
@@ -1214,7 +1230,7 @@ impl Fragmented {
         probes: &[u32],
         mask: Option<&[bool]>,
         options: &SearchOptions,
-    ) -> Vec<(u32, u32, u32)> {
+    ) -> (Vec<(f32, u32, u32, u32)>, usize) {
         let bytes = query.len().div_ceil(8);
         let mut scored: Vec<(f32, u32, u32, u32)> = Vec::new();
         for &fragment in probes {
@@ -1229,9 +1245,15 @@ impl Fragmented {
                 }
             }
         }
-        let depth = options.rescore.map_or(search::pool(options), |r| r.max(1) as usize);
-        order::top_by(&mut scored, depth, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.into_iter().map(|(_, c, f, r)| (c, f, r)).collect()
+        let rescore = options
+            .rescore
+            .map_or(RESCORE_PER_HIT * options.limit as usize, |r| r as usize)
+            .max(1);
+        order::top_by(&mut scored, rescore.max(search::pool(options)), |a, b| {
+            b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+        });
+        let rescore = rescore.min(scored.len());
+        (scored, rescore)
     }
 
     /// An index of the `chunks` (loaded) and their documents, with those documents' links and
