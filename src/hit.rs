@@ -528,7 +528,7 @@ pub struct SearchOptions {
     pub probes: Option<u32>,
     /// On a fragmented index, how many of the best candidates of the partitions' binary-code
     /// scan are re-scored with their int8 vectors, each fetched by itself (default: 5 × `limit`,
-    /// 50 for 10 hits); the rest of the pool the semantic signal contributes keeps the scan's
+    /// at most the pool: 50 for 10 hits); the rest of the pool the semantic signal contributes keeps the scan's
     /// estimates. A single-file index ignores it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]

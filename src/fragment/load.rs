@@ -39,7 +39,7 @@ use crate::search::{self, documents, expand, filter, order, Candidate, QueryCont
 pub const MAX_CHUNKS: u64 = 1 << 26;
 
 /// How many of the binary scan's best candidates a query re-scores with their int8 records by
-/// default, for each hit it asks for (`limit`): 50 at 10 hits, which find as much of the exact
+/// default, for each hit it asks for (`limit`), at most the pool: 50 at 10 hits, which find as much of the exact
 /// top 10 as 100 did on real embeddings, for 20 kB less (`docs/benchmarks.md`). The rest of the
 /// pool keeps its code estimates.
 const RESCORE_PER_HIT: usize = 5;
@@ -1245,11 +1245,12 @@ impl Fragmented {
                 }
             }
         }
+        let pool = search::pool(options);
         let rescore = options
             .rescore
-            .map_or(RESCORE_PER_HIT * options.limit as usize, |r| r as usize)
+            .map_or(RESCORE_PER_HIT.saturating_mul(options.limit as usize).min(pool), |r| r as usize)
             .max(1);
-        order::top_by(&mut scored, rescore.max(search::pool(options)), |a, b| {
+        order::top_by(&mut scored, rescore.max(pool), |a, b| {
             b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
         });
         let rescore = rescore.min(scored.len());
