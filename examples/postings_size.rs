@@ -5,15 +5,15 @@
 //!   cargo run --release --example postings_size -- FRAGMENTS_DIR [BIG]
 //!
 //! Over the terms with more than BIG postings (1,000), it prints bytes a posting for: the
-//! columns as the shards hold them (chunk gaps, frequencies, chunk lengths: varints); each
-//! column alone; the same bit-packed in blocks of 128 (a width a block, as Lucene and tantivy
-//! do); the lengths kept to 4 significant bits, alone; and the gaps (varints or bit-packed) with
-//! one 8-bit impact each instead of frequency and length (Anserini's quantized impacts). The
-//! last three would move BM25's scores.
+//! columns as the shards hold them (chunk gaps and frequencies as varints, a length byte each);
+//! each column alone; the same bit-packed in blocks of 128 (a width a block, as Lucene and
+//! tantivy do); and the gaps (varints or bit-packed) with one 8-bit impact each instead of
+//! frequency and length (Anserini's quantized impacts), which would move BM25's scores.
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use cairn::fragment::load::{decode, native::gunzip, Fragmented};
 use cairn::fragment::{unslot, Payload, TermPostings, META_FILE, PACK_DIR};
+use cairn::index::lexical::byte_length;
 
 fn gzip_len(bytes: &[u8]) -> usize {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
@@ -51,16 +51,10 @@ fn bitpacked(values: &[u32], out: &mut Vec<u8>) {
     }
 }
 
-/// `x` with all but its 4 highest bits cleared: the precision of Lucene's 1-byte norms.
-fn four_bits(x: u32) -> u32 {
-    let drop = (32 - x.leading_zeros()).saturating_sub(4);
-    x >> drop << drop
-}
-
 /// BM25's term-frequency part (k1 1.2, b 0.75) in 8 bits.
-fn impact(freq: u32, length: u32, average: f32) -> u8 {
+fn impact(freq: u32, byte: u8, average: f32) -> u8 {
     let tf = freq as f32;
-    let part = tf / (tf + 1.2 * (0.25 + 0.75 * length as f32 / average));
+    let part = tf / (tf + 1.2 * (0.25 + 0.75 * byte_length(byte) / average));
     (part * 255.0).round() as u8
 }
 
@@ -96,30 +90,27 @@ fn main() {
         bytes as f64 / postings as f64
     };
     println!("{} terms over {big} postings, {postings} postings; bytes a posting, gzip:", common.len());
-    let rows: [(&str, &dyn Fn(&TermPostings, &mut Vec<u8>)); 8] = [
-        ("varints: gaps, frequencies, lengths (the layout)", &|p, out| {
+    let rows: [(&str, &dyn Fn(&TermPostings, &mut Vec<u8>)); 7] = [
+        ("varints: gaps, frequencies; a length byte each (the layout)", &|p, out| {
             varints(p.chunk_gaps.iter().copied(), out);
             varints(p.freqs.iter().copied(), out);
-            varints(p.lengths.iter().copied(), out);
+            out.extend(&p.length_bytes);
         }),
         ("  gaps alone", &|p, out| varints(p.chunk_gaps.iter().copied(), out)),
         ("  frequencies alone", &|p, out| varints(p.freqs.iter().copied(), out)),
-        ("  lengths alone", &|p, out| varints(p.lengths.iter().copied(), out)),
-        ("bit-packed blocks of 128: gaps, frequencies - 1, lengths", &|p, out| {
+        ("  length bytes alone", &|p, out| out.extend(&p.length_bytes)),
+        ("bit-packed blocks of 128: gaps, frequencies - 1, length bytes", &|p, out| {
             bitpacked(&p.chunk_gaps, out);
             bitpacked(&p.freqs.iter().map(|f| f - 1).collect::<Vec<_>>(), out);
-            bitpacked(&p.lengths, out);
-        }),
-        ("  lengths to 4 significant bits (about Lucene's norm byte), alone", &|p, out| {
-            varints(p.lengths.iter().map(|&l| four_bits(l)), out)
+            bitpacked(&p.length_bytes.iter().map(|&b| b as u32).collect::<Vec<_>>(), out);
         }),
         ("varint gaps, an 8-bit impact each", &|p, out| {
             varints(p.chunk_gaps.iter().copied(), out);
-            out.extend(p.freqs.iter().zip(&p.lengths).map(|(&f, &l)| impact(f, l, average)));
+            out.extend(p.freqs.iter().zip(&p.length_bytes).map(|(&f, &l)| impact(f, l, average)));
         }),
         ("bit-packed gaps, an 8-bit impact each", &|p, out| {
             bitpacked(&p.chunk_gaps, out);
-            out.extend(p.freqs.iter().zip(&p.lengths).map(|(&f, &l)| impact(f, l, average)));
+            out.extend(p.freqs.iter().zip(&p.length_bytes).map(|(&f, &l)| impact(f, l, average)));
         }),
     ];
     for (name, encode) in rows {

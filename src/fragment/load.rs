@@ -29,7 +29,7 @@ use crate::hit::{
 };
 use crate::statics::{RowRequest, StaticTable};
 use crate::index::format::open;
-use crate::index::lexical::{Documents, LexicalIndex, Postings};
+use crate::index::lexical::{least_length, term_idfs, Documents, LexicalIndex, Postings};
 use crate::index::vector::{dot, dot_i8, ScoredChunk};
 use crate::index::{Chunk, DocLink, Document, Index};
 use crate::search::{self, documents, expand, filter, order, Candidate, QueryContext, Retrieved};
@@ -393,18 +393,22 @@ impl Fragmented {
                 if shard.terms.first() != Some(&meta.terms[number as usize])
                     || shard.terms.windows(2).any(|w| w[0] >= w[1])
                     || next.is_some_and(|next| shard.terms.last().is_some_and(|l| l >= next))
-                    || shard.idf.len() != n
-                    || shard.document_idf.len() != n
                     || shard.postings.len() != n
                     || shard.postings.iter().any(|p| {
                         p.freqs.len() != p.chunk_gaps.len()
-                            || p.lengths.len() != p.chunk_gaps.len()
+                            || p.length_bytes.len() != p.chunk_gaps.len()
                             || (!p.chunk_gaps.is_empty()
                                 && p.chunk_gaps.iter().map(|&g| g as u64).sum::<u64>() >= chunks)
                     })
                 {
                     return bad("its terms or postings");
                 }
+                let mut shard = shard;
+                (shard.idf, shard.document_idf) = shard
+                    .postings
+                    .iter()
+                    .map(|p| term_idfs(p.chunks(), &self.documents))
+                    .unzip();
                 self.terms.insert(number, shard);
             }
             Payload::Words(shard) if (meta.words_start()..text_start).contains(&number) => {
@@ -1147,8 +1151,8 @@ impl Fragmented {
                     chunk_gaps: p.chunk_gaps.clone(),
                     freqs: p.freqs.clone(),
                 };
-                for (chunk, &length) in postings.chunks().zip(&p.lengths) {
-                    chunk_lengths[chunk as usize] = length;
+                for (chunk, &byte) in postings.chunks().zip(&p.length_bytes) {
+                    chunk_lengths[chunk as usize] = least_length(byte);
                 }
                 let f = p.freqs.len() as u32;
                 (term.to_string(), shard.idf[i], shard.document_idf[i], postings, f)

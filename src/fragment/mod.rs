@@ -138,11 +138,15 @@ pub struct Fragment {
 }
 
 /// A range of terms with everything BM25 needs to score them exactly: each posting carries its
-/// chunk's length, so no per-chunk table is downloaded.
+/// chunk's length byte, so no per-chunk table is downloaded. The IDFs are not sent: the loader
+/// derives them from the postings and the meta's document table, as the single file does when
+/// it is read (8 bytes a term, which were a third of a shard of rare terms).
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct TermShard {
     pub terms: Vec<String>,
+    #[serde(skip)]
     pub idf: Vec<f32>,
+    #[serde(skip)]
     pub document_idf: Vec<f32>,
     pub postings: Vec<TermPostings>,
 }
@@ -152,8 +156,19 @@ pub struct TermPostings {
     /// Chunk ids as gaps from the previous one (the first from 0).
     pub chunk_gaps: Vec<u32>,
     pub freqs: Vec<u32>,
-    /// The length in terms of each posting's chunk.
-    pub lengths: Vec<u32>,
+    /// The length of each posting's chunk, as the byte BM25 reads it
+    /// (`index::lexical::length_byte`).
+    pub length_bytes: Vec<u8>,
+}
+
+impl TermPostings {
+    /// The chunk ids, ascending.
+    pub fn chunks(&self) -> impl Iterator<Item = u32> + '_ {
+        self.chunk_gaps.iter().scan(0u32, |chunk, &gap| {
+            *chunk = chunk.wrapping_add(gap);
+            Some(*chunk)
+        })
+    }
 }
 
 /// A range of the indexed words (folded, unstemmed), each with its term and how many chunks

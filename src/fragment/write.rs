@@ -19,6 +19,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::index::format::seal;
 use crate::index::vector::{dot, quantize_into};
+use crate::index::lexical::length_byte;
 use crate::index::Index;
 use crate::search::filter;
 
@@ -42,7 +43,7 @@ impl Default for Options {
         Options {
             shard_postings: 1_000,
             shard_words: 1_000,
-            text_bytes: 2 * 1024,
+            text_bytes: 1024,
             pack_bytes: 1 << 20,
             partitions: None,
             scan_codes: SCAN_CODES,
@@ -254,7 +255,7 @@ fn document_chunks(index: &Index) -> Vec<u32> {
     counts
 }
 
-/// Terms in order, cut after about `size` postings; each posting with its chunk's length.
+/// Terms in order, cut after about `size` postings; each posting with its chunk's length byte.
 fn term_shards(index: &Index, size: usize) -> (Vec<String>, Vec<u32>, Vec<TermShard>) {
     let lexical = &index.lexical;
     let mut firsts = Vec::new();
@@ -271,14 +272,12 @@ fn term_shards(index: &Index, size: usize) -> (Vec<String>, Vec<u32>, Vec<TermSh
         let shard = shards.last_mut().expect("pushed above");
         let postings = &lexical.postings[t];
         shard.terms.push(term.clone());
-        shard.idf.push(lexical.idf[t]);
-        shard.document_idf.push(lexical.document_idf[t]);
         shard.postings.push(TermPostings {
             chunk_gaps: postings.chunk_gaps.clone(),
             freqs: postings.freqs.clone(),
-            lengths: postings
+            length_bytes: postings
                 .chunks()
-                .map(|c| lexical.chunk_lengths[c as usize])
+                .map(|c| length_byte(lexical.chunk_lengths[c as usize]))
                 .collect(),
         });
         postings_in_shard += postings.freqs.len();

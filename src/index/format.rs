@@ -24,7 +24,7 @@ pub const MAGIC: &[u8; 8] = b"CAIRNIDX";
 pub const FORMAT_VERSION: u32 = 11;
 /// The fragmented layout's version (its meta and fragments), which changes apart from the
 /// index file's so that a change to one leaves the other's files readable.
-pub const FRAGMENTS_VERSION: u32 = 11;
+pub const FRAGMENTS_VERSION: u32 = 12;
 
 /// The version an envelope with `magic` is written and read at.
 fn version(magic: &[u8; 8]) -> u32 {

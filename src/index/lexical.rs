@@ -8,6 +8,11 @@
 //! equal passage of one that mentions it in passing. Document statistics come from the same
 //! postings (a document's chunks are numbered together), so they cost no extra postings.
 //!
+//! A passage's BM25 reads its chunk's length to 4 significant bits (`length_byte`), as Lucene
+//! reads a document's length from its norm byte: the fragmented index then sends one small byte
+//! with each posting instead of the exact length, which was half a posting's bytes, and both
+//! layouts score with the same numbers. Documents' lengths stay exact.
+//!
 //! The index also keeps every indexed word as it was written, folded but not stemmed, with its
 //! term, so a query word can stand for several terms: the words a prefix begins, or the words
 //! within an edit distance (`search::expand`). Such a word scores as the best of its terms,
@@ -410,7 +415,7 @@ impl LexicalIndex {
                     if allowed.is_some_and(|a| !a[chunk as usize]) {
                         continue;
                     }
-                    let length = self.chunk_lengths[chunk as usize] as f32;
+                    let length = byte_length(length_byte(self.chunk_lengths[chunk as usize]));
                     let slot = &mut word_passage[chunk as usize];
                     if *slot == 0.0 {
                         word_chunks.push(chunk);
@@ -465,30 +470,66 @@ impl Postings {
     }
 }
 
+/// Significant bits a chunk's length keeps (`length_byte`).
+const LENGTH_BITS: u32 = 4;
+
+/// A chunk's length in a byte: exact below 2^`LENGTH_BITS`, above it its octave and the
+/// `LENGTH_BITS` highest bits (steps of at most an eighth of the length; every u32 has a byte below 240).
+/// Ascending with the length.
+pub fn length_byte(length: u32) -> u8 {
+    if length < 1 << LENGTH_BITS {
+        return length as u8;
+    }
+    let octave = 32 - length.leading_zeros() - LENGTH_BITS;
+    ((octave << (LENGTH_BITS - 1)) + (length >> octave)) as u8
+}
+
+/// The length BM25 reads for a `length_byte`: the middle of the lengths that have it.
+pub fn byte_length(byte: u8) -> f32 {
+    let (code, half) = (byte as u32, 1 << (LENGTH_BITS - 1));
+    if code < 1 << LENGTH_BITS {
+        return code as f32;
+    }
+    let octave = (code >> (LENGTH_BITS - 1)) - 1;
+    let mantissa = code - (octave << (LENGTH_BITS - 1));
+    debug_assert!(mantissa >= half);
+    (mantissa as f32 + 0.5) * (1u64 << octave) as f32 - 0.5
+}
+
+/// The least length with `byte` as its `length_byte`: what a fragmented index, which holds the
+/// byte, puts where the length goes.
+pub fn least_length(byte: u8) -> u32 {
+    let code = byte as u32;
+    if code < 1 << LENGTH_BITS {
+        return code;
+    }
+    let octave = (code >> (LENGTH_BITS - 1)) - 1;
+    (code - (octave << (LENGTH_BITS - 1))) << octave
+}
+
 /// Each term's IDF over chunks (`bm25_idf` of how many chunks hold it) and over documents (of
 /// how many documents do; a term's postings are in chunk order, and a document's chunks are
 /// numbered together).
 fn idf_tables(postings: &[Postings], documents: &Documents) -> (Vec<f32>, Vec<f32>) {
-    let idf = postings
-        .iter()
-        .map(|p| bm25_idf(documents.of_chunk.len(), p.freqs.len()))
-        .collect();
-    let document_idf = postings
-        .iter()
-        .map(|p| {
-            let mut found = 0;
-            let mut previous = None;
-            for chunk in p.chunks() {
-                let document = documents.of_chunk.get(chunk as usize).copied();
-                if document != previous {
-                    found += 1;
-                    previous = document;
-                }
-            }
-            bm25_idf(documents.lengths.len(), found)
-        })
-        .collect();
-    (idf, document_idf)
+    postings.iter().map(|p| term_idfs(p.chunks(), documents)).unzip()
+}
+
+/// A term's IDF over chunks and over documents, from its chunks (ascending).
+pub(crate) fn term_idfs(chunks: impl Iterator<Item = u32>, documents: &Documents) -> (f32, f32) {
+    let (mut in_chunks, mut in_documents) = (0, 0);
+    let mut previous = None;
+    for chunk in chunks {
+        in_chunks += 1;
+        let document = documents.of_chunk.get(chunk as usize).copied();
+        if document != previous {
+            in_documents += 1;
+            previous = document;
+        }
+    }
+    (
+        bm25_idf(documents.of_chunk.len(), in_chunks),
+        bm25_idf(documents.lengths.len(), in_documents),
+    )
 }
 
 /// Lucene's BM25 IDF (never negative) of a term found in `found` of `count` units, with libm's
@@ -509,6 +550,21 @@ fn average(lengths: &[u32]) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_length_byte_keeps_four_significant_bits() {
+        let mut last = 0;
+        for length in (0..70_000).chain([u32::MAX / 3, u32::MAX]) {
+            let byte = length_byte(length);
+            assert!(byte >= last && byte < 240, "{length}");
+            last = byte;
+            assert_eq!(length_byte(least_length(byte)), byte);
+            assert!(least_length(byte) <= length);
+            let read = byte_length(byte) as f64;
+            assert!((read - length as f64).abs() <= length as f64 / 16.0 + 0.5, "{length} read as {read}");
+        }
+        assert_eq!((length_byte(15), length_byte(16), length_byte(17), length_byte(18)), (15, 16, 16, 17));
+    }
+
     use super::*;
 
     fn chunks(documents: &[(u32, &str)]) -> Vec<ChunkTerms> {
