@@ -15,7 +15,7 @@
 //!   cargo run --release --example ivf_recall -- INDEX.cairn QUERIES.f32 [BUDGET [PARTITIONS]]
 
 use cairn::fragment::write::{self, ivf};
-use cairn::fragment::CodeQuery;
+use cairn::fragment::{default_probes, CodeQuery};
 use cairn::index::format;
 use cairn::index::vector::dot;
 
@@ -105,17 +105,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut exactly: Vec<(f32, usize)> = (0..k).map(|j| (dot(q, &bases[j]), j)).collect();
         by_code.sort_by(|a, b| b.0.total_cmp(&a.0));
         exactly.sort_by(|a, b| b.0.total_cmp(&a.0));
-        // As the loader probes: the nearest partitions until they hold the budget, at least 4.
+        // As the loader probes (`default_probes`).
         let probe = |ranking: &[(f32, usize)], budget: u32| {
-            let (mut held, mut probed) = (0u32, Vec::new());
-            for &(_, j) in ranking {
-                if held >= budget && probed.len() >= 4 {
-                    break;
-                }
-                held += centroids.sizes[j];
-                probed.push(j);
-            }
-            probed
+            let probes = default_probes(ranking.iter().map(|&(_, j)| centroids.sizes[j]), budget);
+            ranking.iter().take(probes).map(|&(_, j)| j).collect::<Vec<_>>()
         };
         for (b, &budget) in BUDGETS.iter().enumerate() {
             for (r, ranking) in [&by_code, &exactly].into_iter().enumerate() {

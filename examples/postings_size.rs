@@ -1,6 +1,7 @@
 //! What the common terms' postings in a fragmented index's term shards would cost in other
-//! encodings, gzip term by term (a term of over 1,000 postings is about a shard of its own): what decides whether a term shard can shrink without
-//! BM25 moving (`docs/benchmarks.md`, "Postings in other encodings").
+//! encodings, gzip term by term as the writer gzips (a term of over 1,000 postings is a shard of
+//! its own): what decides whether a term shard can shrink without BM25 moving
+//! (`docs/benchmarks.md`, "Postings in other encodings").
 //!
 //!   cargo run --release --example postings_size -- FRAGMENTS_DIR [BIG]
 //!
@@ -9,16 +10,14 @@
 //! each column alone; the same bit-packed in blocks of 128 (a width a block, as Lucene and
 //! tantivy do); and the gaps (varints or bit-packed) with one 8-bit impact each instead of
 //! frequency and length (Anserini's quantized impacts), which would move BM25's scores.
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 
 use cairn::fragment::load::{decode, native::gunzip, Fragmented};
 use cairn::fragment::{unslot, Payload, TermPostings, META_FILE, PACK_DIR};
 use cairn::index::lexical::byte_length;
 
 fn gzip_len(bytes: &[u8]) -> usize {
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    encoder.write_all(bytes).expect("in memory");
-    encoder.finish().expect("in memory").len()
+    cairn::fragment::write::gzip(bytes).len()
 }
 
 fn varints(values: impl IntoIterator<Item = u32>, out: &mut Vec<u8>) {

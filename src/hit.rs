@@ -521,8 +521,9 @@ pub struct SearchOptions {
     #[tsify(optional)]
     pub rerank: Option<Rerank>,
     /// On a fragmented index, how many vector partitions (nearest centroids first) a semantic
-    /// search scans (default: the nearest until they hold about 1,000 chunks, and at least 4);
-    /// more is more exact and more bytes. A single-file index ignores it.
+    /// search scans (default: the nearest until they hold about 1,000 chunks, or twice
+    /// `candidates` if more, and at least 4); more is more exact and more bytes. A single-file
+    /// index ignores it.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub probes: Option<u32>,

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use cairn::embed::{Embedder, ModelFiles};
-use cairn::fragment::load::decode;
+use cairn::fragment::load::{decode, Fragmented};
 use cairn::fragment::load::native::{gunzip, Folder};
-use cairn::fragment::{LinkedDocument, Payload};
+use cairn::fragment::{unslot, LinkedDocument, Payload, META_FILE, PACK_DIR};
 use cairn::hit::DocType;
 use cairn::index::DocLink;
 use cairn::fragment::write::{self, Options};
@@ -74,6 +74,17 @@ fn cross_encoder_files() -> ModelFiles {
 fn with_cross_encoder(single: &mut Searcher) -> Reranker {
     single.load_reranker(CROSS_ENCODER, cross_encoder_files()).unwrap();
     Reranker::load(cross_encoder_files()).unwrap()
+}
+
+/// A search's context with the query's vector from the model.
+fn with_vector<'a>(vector: &'a [f32], embedder: &'a Embedder) -> QueryContext<'a> {
+    QueryContext {
+        vector: Some(vector),
+        encoder: cairn::hit::Encoder::Model,
+        embedder: Some(embedder),
+        now_ms: NOW,
+        ..QueryContext::default()
+    }
 }
 
 /// Small fragments, so that one query reads several of each kind.
@@ -281,6 +292,23 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
     let fragments = dir.path().join("linked-fragments");
     let layout = write::write(&format::read(&bytes).unwrap(), &fragments, &small(), &[]).unwrap();
     assert!(layout.fragments > 10 && layout.packs.len() > 2, "{} fragments", layout.fragments);
+    // A term shard holds at most `shard_postings` postings, or a single term of more: a query
+    // for a common term fetches no other term's postings.
+    let meta = std::fs::read(fragments.join(META_FILE)).unwrap();
+    let meta = Fragmented::open(&gunzip(&meta, "the meta file").unwrap()).unwrap();
+    let mut alone = 0;
+    for f in 0..meta.meta().terms.len() as u32 {
+        let (pack, offset, length) = meta.address(f).unwrap();
+        let pack = std::fs::read(fragments.join(PACK_DIR).join(pack)).unwrap();
+        let slot = &pack[offset as usize..][..length as usize];
+        let Payload::Terms(shard) = decode(f, &gunzip(unslot(slot).unwrap(), "a term shard").unwrap()).unwrap().payload else {
+            panic!("fragment {f} is not a term shard");
+        };
+        let postings: usize = shard.postings.iter().map(|p| p.freqs.len()).sum();
+        assert!(postings <= small().shard_postings || shard.terms.len() == 1, "shard {f}: {} terms, {postings} postings", shard.terms.len());
+        alone += (postings > small().shard_postings) as usize;
+    }
+    assert!(alone > 0, "no term has a shard of its own");
     same_answers(&single, &fragments, None, &reranker, &[SearchMode::Lexical]);
     let summaries = SearchOptions {
         include_summary: true,
@@ -378,13 +406,7 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
     };
     for query in QUERIES {
         let vector = embedder.embed(query).unwrap();
-        let context = QueryContext {
-            vector: Some(&vector),
-            encoder: cairn::hit::Encoder::Model,
-            embedder: Some(&embedder),
-            now_ms: NOW,
-            ..QueryContext::default()
-        };
+        let context = with_vector(&vector, &embedder);
         let exact: std::collections::HashMap<String, f32> = single
             .search(query, &all)
             .unwrap()
@@ -402,6 +424,27 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
         for h in &hits {
             assert_eq!(exact.get(&h.id), Some(&h.score), "{query:?}: {}", h.id);
         }
+    }
+
+    // A search that asks for more candidates than the scan budget holds (here a budget of one
+    // code: 4 partitions) scans partitions that hold twice them: here all, so that asked to
+    // re-score them all, its hits are the exact scan's without naming `probes`.
+    let narrow = dir.path().join("narrow-fragments");
+    let budget = Options { scan_codes: 1, ..small() };
+    write::write(&format::read(&bytes).unwrap(), &narrow, &budget, &rows).unwrap();
+    let mut narrow = Folder::open(&narrow).unwrap();
+    let every = SearchOptions {
+        rescore: Some(u32::MAX),
+        ..all
+    };
+    for query in QUERIES {
+        let vector = embedder.embed(query).unwrap();
+        let context = with_vector(&vector, &embedder);
+        assert_eq!(
+            serde_json::to_value(narrow.search(query, context, &every).unwrap()).unwrap(),
+            serde_json::to_value(single.search(query, &every).unwrap()).unwrap(),
+            "{query:?}"
+        );
     }
 }
 

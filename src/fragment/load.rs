@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::{
-    Address, Centroids, CodeQuery, Fragment, LinkedDocument, Meta, Partition, Payload, TermShard, TextFragment,
+    default_probes, Address, Centroids, CodeQuery, Fragment, LinkedDocument, Meta, Partition, Payload, TermShard, TextFragment,
     WordShard, FRAGMENT_MAGIC, META_MAGIC,
 };
 use crate::analyze::Analyzer;
@@ -1202,19 +1202,12 @@ impl Fragmented {
         search::top_k(&mut scored, k, |s| s.score, |s| s.chunk);
         let probes = match options.probes {
             Some(probes) => probes.clamp(1, k as u32) as usize,
-            // The nearest partitions until they hold `scan_codes` chunks, and at least 4.
+            // The meta's scan budget, and at least twice the pool: a search that asks for more
+            // candidates than the budget holds scans partitions that can hold them.
             None => {
-                let budget = self.meta.vectors.as_ref().map_or(1, |v| v.scan_codes) as u64;
-                let mut held = 0u64;
-                let within = scored
-                    .iter()
-                    .take_while(|s| {
-                        let before = held;
-                        held += centroids.sizes[s.chunk as usize] as u64;
-                        before < budget
-                    })
-                    .count();
-                within.max(4)
+                let budget = self.meta.vectors.as_ref().map_or(1, |v| v.scan_codes);
+                let twice = u32::try_from(search::pool(options).saturating_mul(2)).unwrap_or(u32::MAX);
+                default_probes(scored.iter().map(|s| centroids.sizes[s.chunk as usize]), budget.max(twice))
             }
         };
         scored.truncate(probes);

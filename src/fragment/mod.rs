@@ -87,7 +87,8 @@ pub struct VectorMeta {
     pub model: ModelIdentity,
     pub partitions: u32,
     /// How many codes a query scans when it does not say how many partitions (`probes`): its
-    /// nearest partitions until they hold this many, and at least 4.
+    /// nearest partitions until they hold about this many (or twice its candidates, if more),
+    /// and at least 4 (`default_probes`).
     pub scan_codes: u32,
 }
 
@@ -298,6 +299,22 @@ impl CodeQuery {
     }
 }
 
+/// How many partitions a query probes when it does not say (`probes`): with `sizes` the
+/// partitions' sizes nearest first, the nearest until they hold about `budget` codes (the one
+/// that crosses the budget only if the count ends nearer it than without), and at least 4.
+pub fn default_probes(sizes: impl IntoIterator<Item = u32>, budget: u32) -> usize {
+    let budget = budget as u64;
+    let (mut held, mut probes) = (0u64, 0);
+    for size in sizes {
+        let after = held + size as u64;
+        if held >= budget || (after > budget && after - budget > budget - held) {
+            break;
+        }
+        (held, probes) = (after, probes + 1);
+    }
+    probes.max(4)
+}
+
 /// The length of a vector record: `dimension` int8 components, the f32 scale and a CRC-32 of
 /// both (little-endian). A records fragment is its partition's records end to end, not gzipped,
 /// so that one record is one range of its pack.
@@ -461,7 +478,16 @@ pub struct RerankRequest {
 
 #[cfg(test)]
 mod tests {
-    use super::unslot;
+    use super::{default_probes, unslot};
+
+    #[test]
+    fn probes_end_nearest_the_budget_and_are_at_least_four() {
+        // 900 held: a partition of 150 ends 50 past the budget (nearer), one of 250 ends 150 past.
+        assert_eq!(default_probes([200, 200, 200, 300, 150, 100], 1_000), 5);
+        assert_eq!(default_probes([200, 200, 200, 300, 250, 100], 1_000), 4);
+        assert_eq!(default_probes([100; 20], 1_000), 10);
+        assert_eq!(default_probes([5_000, 10], 1_000), 4);
+    }
 
     #[test]
     fn a_damaged_slot_is_refused_not_read_past() {

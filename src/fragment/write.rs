@@ -17,7 +17,7 @@ use super::{
     TermShard, TextFragment, WordShard, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
 };
 use crate::error::{Error, Result};
-use crate::index::format::seal;
+use crate::index::format::{compress, seal, Stream};
 use crate::index::vector::{dot, quantize_into};
 use crate::index::lexical::length_byte;
 use crate::index::Index;
@@ -42,7 +42,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             shard_postings: 1_000,
-            shard_words: 1_000,
+            shard_words: 250,
             text_bytes: 1024,
             pack_bytes: 1 << 20,
             partitions: None,
@@ -237,10 +237,9 @@ pub fn encode(fragment: &Fragment) -> Result<Vec<u8>> {
     Ok(slot)
 }
 
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    encoder.write_all(bytes).expect("writing to memory");
-    encoder.finish().expect("writing to memory")
+/// A fragment's gzip (`format::compress`).
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    compress(bytes, Stream::Gzip)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -255,7 +254,8 @@ fn document_chunks(index: &Index) -> Vec<u32> {
     counts
 }
 
-/// Terms in order, cut after about `size` postings; each posting with its chunk's length byte.
+/// Terms in order, at most `size` postings a shard (a term of more is a shard of its own, so a
+/// query for it fetches no other term's postings); each posting with its chunk's length byte.
 fn term_shards(index: &Index, size: usize) -> (Vec<String>, Vec<u32>, Vec<TermShard>) {
     let lexical = &index.lexical;
     let mut firsts = Vec::new();
@@ -263,14 +263,14 @@ fn term_shards(index: &Index, size: usize) -> (Vec<String>, Vec<u32>, Vec<TermSh
     let mut shards: Vec<TermShard> = Vec::new();
     let mut postings_in_shard = 0;
     for (t, term) in lexical.terms.iter().enumerate() {
-        if shards.is_empty() || postings_in_shard >= size {
+        let postings = &lexical.postings[t];
+        if shards.is_empty() || postings_in_shard + postings.freqs.len() > size {
             firsts.push(term.clone());
             ids.push(t as u32);
             shards.push(TermShard::default());
             postings_in_shard = 0;
         }
         let shard = shards.last_mut().expect("pushed above");
-        let postings = &lexical.postings[t];
         shard.terms.push(term.clone());
         shard.postings.push(TermPostings {
             chunk_gaps: postings.chunk_gaps.clone(),

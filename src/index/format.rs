@@ -44,12 +44,45 @@ pub const MAX_INFLATED: u64 = 1 << 30;
 const MAX_RATIO: u64 = 1032;
 
 /// Serializes an index to the bytes of an index file.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn write(index: &Index) -> Result<Vec<u8>> {
     let encoded = postcard::to_allocvec(index)
         .map_err(|e| Error::InvalidIndex(format!("could not encode the index: {e}")))?;
     let mut payload = (encoded.len() as u64).to_le_bytes().to_vec();
-    payload.extend(miniz_oxide::deflate::compress_to_vec(&encoded, 9));
+    payload.extend(compress(&encoded, Stream::Deflate));
     Ok(seal(MAGIC, &payload))
+}
+
+/// What `compress` writes: a raw deflate stream (an index file's payload) or gzip (a fragment).
+#[cfg(not(target_arch = "wasm32"))]
+pub enum Stream {
+    Deflate,
+    Gzip,
+}
+
+/// `bytes` compressed by libdeflate at its highest level (12), whose near-optimal parse makes
+/// an index 3 to 4% smaller than zlib's level 9 and a fragment's postings 15 to 20% smaller;
+/// any inflater reads it (the wasm build's miniz_oxide, a browser's DecompressionStream).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn compress(bytes: &[u8], stream: Stream) -> Vec<u8> {
+    use libdeflater::{CompressionLvl, Compressor};
+    thread_local! {
+        static COMPRESSOR: std::cell::RefCell<Compressor> = std::cell::RefCell::new(Compressor::new(CompressionLvl::best()));
+    }
+    COMPRESSOR.with_borrow_mut(|compressor| {
+        let bound = match stream {
+            Stream::Deflate => compressor.deflate_compress_bound(bytes.len()),
+            Stream::Gzip => compressor.gzip_compress_bound(bytes.len()),
+        };
+        let mut out = vec![0; bound];
+        let length = match stream {
+            Stream::Deflate => compressor.deflate_compress(bytes, &mut out),
+            Stream::Gzip => compressor.gzip_compress(bytes, &mut out),
+        }
+        .expect("the bound fits the output");
+        out.truncate(length);
+        out
+    })
 }
 
 /// The postcard bytes of a payload `write` deflated, inflated to at most the length it states.
@@ -92,7 +125,9 @@ pub(crate) fn crc32(bytes: &[u8]) -> u32 {
     return crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC).checksum(bytes);
 }
 
-/// Wraps a payload in the envelope: magic, version, length, payload, CRC-32.
+/// Wraps a payload in the envelope: magic, version, length, payload, CRC-32. (The wasm build
+/// only reads envelopes; its unit tests seal some.)
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 pub(crate) fn seal(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len() + TRAILER_LEN);
     out.extend_from_slice(magic);
