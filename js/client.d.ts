@@ -3,7 +3,11 @@
 import type { ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit, SearchOptions } from "./web/cairn.js";
 export type * from "./web/cairn.js";
 
-export interface ProgressEvent { what: "index" | "model"; loaded: number; total: number; fromCache?: boolean }
+/** A download's progress in bytes: the index file (or a fragmented index's meta) and the model;
+ * on a fragmented index also "fragments", after each round of fragments a search fetched: the
+ * bytes (`loaded` = `total`) and `requests` its fragments have cost so far, as `fragmentStats()`
+ * counts them. */
+export interface ProgressEvent { what: "index" | "model" | "fragments"; loaded: number; total: number; fromCache?: boolean; requests?: number }
 export interface ModelEvent { ready: boolean; fromCache?: boolean; error?: string }
 export interface OpenOptions {
   /** URL of index.cairn, or of a fragmented index's meta.cairn. */

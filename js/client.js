@@ -44,7 +44,8 @@ export class Cairn {
   /**
    * Opens an index. Options: index (URL of index.cairn), model (URL of its model folder; leave
    * out for lexical only), worker (default: true where Worker exists), onProgress({ what,
-   * loaded, total, fromCache }), onModelReady({ ready, fromCache, error }).
+   * loaded, total, fromCache }, or on a fragmented index after each round of fragments a search
+   * fetched { what: "fragments", loaded, total, requests }), onModelReady({ ready, fromCache, error }).
    */
   static async open(options) {
     const cairn = new Cairn();

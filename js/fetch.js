@@ -190,8 +190,9 @@ export async function prepareRerank(opened, options) {
  * opened in the full module and takes over from the core one. A lexical index never fetches
  * the full module unless a search asks for a cross-encoder (so its bytes are kept for that).
  * A fragmented index (`meta.cairn`) is opened with the lean fragments module
- * (`modules.fragments()`) and searched through `fragments.js`; its model is the full module's
- * QueryEncoder.
+ * (`modules.fragments()`) and searched through `fragments.js` ({ what: "fragments" } progress,
+ * the bytes and requests so far, after each round of fragments a search fetched); its model is
+ * the full module's QueryEncoder.
  * Returns `opened` (`opened.index` is the index to search now, `opened.full()` the full
  * module's, opened once) and the counts. Shared by the worker and the main-thread fallback.
  */
@@ -334,7 +335,9 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
     if (reranker?.model !== model) throw new Error(`the cross-encoder ${JSON.stringify(model)} is not loaded, so rerank cannot run; search through the Cairn client, which loads it`);
     return (await reranker.loading).relevance(query, texts);
   };
-  const fragments = await openFragments((await modules.fragments()).FragmentedIndex, metaUrl, metaBytes, score);
+  const fragments = await openFragments((await modules.fragments()).FragmentedIndex, metaUrl, metaBytes, score, ({ requests, bytes }) =>
+    emit({ event: "progress", what: "fragments", loaded: bytes, total: bytes, requests }),
+  );
   const { index } = fragments;
   let encoder = null;
   const opened = {

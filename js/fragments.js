@@ -169,9 +169,10 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe })
  * needs and answers with SearchHit[], `searchDocuments` with a DocumentSearchResponse,
  * `buildContext` with a ContextResponse; `stats` counts requests and bytes (as sent over the
  * network, gzip). `score(model, query, texts)`, for `rerank`: the cross-encoder `model`'s
- * relevance of each text to the query (a Float32Array).
+ * relevance of each text to the query (a Float32Array). `onFetched(stats)`, if given, is called
+ * after each round of fragments a search fetched, with `stats` as they then stand.
  */
-export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score) {
+export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score, onFetched) {
   const index = FragmentedIndex.fromMeta(await gunzip(metaBytes, "the meta file"));
   const base = new URL("p/", metaUrl);
   const cache = await openCache(index.hash);
@@ -205,8 +206,10 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score) 
         const { model, query, chunks, texts } = got.rerank;
         if (!score) throw new Error(`rerank needs a cross-encoder, and this index was opened without one; open it with the Cairn client, which loads ${model}`);
         index.addRerankScores(model, query, chunks, await score(model, query, texts));
-      } else if (got.need) await load(got.need);
-      else return got;
+      } else if (got.need) {
+        await load(got.need);
+        onFetched?.({ ...stats });
+      } else return got;
     }
     throw new Error(`the search did not settle after ${MAX_ROUNDS} rounds of fragments; the index is inconsistent, build it again`);
   }

@@ -44,7 +44,8 @@ async function server(options = {}) {
   return { s, base: `http://127.0.0.1:${s.address().port}` };
 }
 
-/** A page with the client open on `index` (in its worker); the bytes logged so far reset. */
+/** A page with the client open on `index` (in its worker), its progress events in
+ * `window.progress`. */
 async function open(base, index) {
   const page = await browser.newPage();
   const errors = [];
@@ -52,7 +53,8 @@ async function open(base, index) {
   await page.goto(`${base}/blank/blank.html`);
   await page.evaluate(async (index) => {
     const { Cairn } = await import("/pkg/client.js");
-    window.cairn = await Cairn.open({ index });
+    window.progress = [];
+    window.cairn = await Cairn.open({ index, onProgress: (e) => window.progress.push(e) });
   }, index);
   return { page, errors };
 }
@@ -71,6 +73,11 @@ test("a 100k-chunk site: bytes per hybrid query, and recall of the vector side",
     costs.push(bytesSince(s, from));
     assert.equal(hits.length, 10, q.text);
   }
+  // Progress after each round of fragments: what they have cost so far, as fragmentStats says.
+  const { progress, stats } = await page.evaluate(async () => ({ progress: window.progress.filter((e) => e.what === "fragments"), stats: await window.cairn.fragmentStats() }));
+  assert.ok(progress.length >= queries.length, `${progress.length} fragment progress events for ${queries.length} queries`);
+  assert.ok(progress.every((e, i) => e.loaded === e.total && (i === 0 || (e.loaded >= progress[i - 1].loaded && e.requests >= progress[i - 1].requests))), JSON.stringify(progress.slice(0, 5)));
+  assert.deepEqual([progress.at(-1).loaded, progress.at(-1).requests], [stats.bytes, stats.requests]);
   // Recall@10 of the vector side against the exact scan: with the defaults (the best 100 of the
   // binary scan re-scored), and with 200.
   const recall = async (options) => {

@@ -90,7 +90,7 @@ export async function viaWorker(): Promise<number> {
     index: "/search/index.cairn",
     model: "/search/model",
     worker: true,
-    onProgress: (e) => void [e.what, e.loaded, e.total, e.fromCache],
+    onProgress: (e) => void [e.what === "fragments" ? e.requests : e.fromCache, e.loaded, e.total],
     onModelReady: (e) => void [e.ready, e.fromCache, e.error],
   });
   const hits: SearchHit[] = await cairn.search("q", { highlight: true });
