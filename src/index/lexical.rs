@@ -383,6 +383,10 @@ impl LexicalIndex {
         let mut word_passage = vec![0f32; self.chunk_lengths.len()];
         let mut word_document = vec![0f32; self.documents.lengths.len()];
         let (mut word_chunks, mut word_documents) = (Vec::new(), Vec::new());
+        // A passage's BM25 length term for each length byte, as Lucene caches its norms.
+        let norms: [f32; 256] = std::array::from_fn(|byte| {
+            self.length_norm(byte_length(byte as u8), self.average_length)
+        });
         for word in query {
             for &(t, weight) in &word.alternatives {
                 let t = t as usize;
@@ -415,13 +419,12 @@ impl LexicalIndex {
                     if allowed.is_some_and(|a| !a[chunk as usize]) {
                         continue;
                     }
-                    let length = byte_length(length_byte(self.chunk_lengths[chunk as usize]));
+                    let norm = norms[length_byte(self.chunk_lengths[chunk as usize]) as usize];
                     let slot = &mut word_passage[chunk as usize];
                     if *slot == 0.0 {
                         word_chunks.push(chunk);
                     }
-                    *slot = slot
-                        .max(weight * self.bm25(self.idf[t], freq, length, self.average_length));
+                    *slot = slot.max(weight * self.saturate(self.idf[t], freq, norm));
                 }
                 add_document(document);
             }
@@ -454,9 +457,19 @@ impl LexicalIndex {
 
     /// One term's BM25 in a text of `length` terms.
     fn bm25(&self, idf: f32, freq: u32, length: f32, average_length: f32) -> f32 {
+        self.saturate(idf, freq, self.length_norm(length, average_length))
+    }
+
+    /// BM25's length term for a text of `length` terms: `k1 (1 - b + b length / average)`.
+    fn length_norm(&self, length: f32, average_length: f32) -> f32 {
         let Bm25Params { k1, b } = self.params;
+        k1 * (1.0 - b + b * length / average_length)
+    }
+
+    /// One term's BM25 from its IDF, its frequency and the text's `length_norm`.
+    fn saturate(&self, idf: f32, freq: u32, norm: f32) -> f32 {
         let tf = freq as f32;
-        idf * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * length / average_length))
+        idf * (tf * (self.params.k1 + 1.0)) / (tf + norm)
     }
 }
 
