@@ -57,6 +57,10 @@ enum Command {
         /// the summaries' sentences).
         #[arg(long, default_value = "models/all-MiniLM-L6-v2")]
         model: PathBuf,
+        /// One file, or fragments a browser fetches only as a query needs them, as
+        /// `cairn index --layout` (the same files one build would have written).
+        #[arg(long, value_enum, default_value_t = Layout::Auto)]
+        layout: Layout,
     },
     /// Search an index: human-readable hits, or SearchHit JSON with --json.
     Search {
@@ -208,7 +212,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Index(args) => index(args),
-        Command::Merge { parts, out, model } => merge(&parts, &out, &model),
+        Command::Merge { parts, out, model, layout } => merge(&parts, &out, &model, layout),
         Command::Search {
             index,
             query,
@@ -416,44 +420,12 @@ fn index(args: IndexArgs) -> Result<()> {
     bar.finish_and_clear();
     // The static tier's rows; their packs go under p/ in either layout, before the index that
     // names them.
-    let (mut rows_packs, distilled_in) = match (&model, args.no_static) {
+    let (rows_packs, distilled_in) = match (&model, args.no_static) {
         (Some((embedder, _)), false) => distill_static(&mut index, embedder)?,
         _ => (Vec::new(), None),
     };
-    let fragments = match args.layout {
-        Layout::Auto => index.chunks.len() >= FRAGMENTS_FROM,
-        Layout::Single => false,
-        Layout::Fragments => true,
-    };
     let rows_bytes: usize = rows_packs.iter().map(|(_, b)| b.len()).sum();
-    let (path, bytes) = if fragments {
-        // Packs are named by their content, so new ones never overwrite the live index's; the
-        // meta file that names them is renamed into place like index.cairn.
-        let mut layout = fragment::write::layout(&index, &fragment::write::Options::default())?;
-        layout.packs.append(&mut rows_packs);
-        fragment::write::save_packs(&layout.packs, &args.out)?;
-        write_synced(&staging.path.join(fragment::META_FILE), &layout.meta)?;
-        staging.commit(model.is_some(), fragment::META_FILE)?;
-        fragment::write::remove_stale(&layout.packs, &args.out)?;
-        let _ = std::fs::remove_file(args.out.join(INDEX_FILE));
-        let total = layout.meta.len() + layout.packs.iter().map(|(_, b)| b.len()).sum::<usize>();
-        (
-            format!(
-                "{} ({} fragments in {} packs)",
-                args.out.join(fragment::META_FILE).display(),
-                layout.fragments,
-                layout.packs.len()
-            ),
-            total,
-        )
-    } else {
-        let bytes = format::write(&index)?;
-        fragment::write::save_packs(&rows_packs, &args.out)?;
-        write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
-        staging.commit(model.is_some(), INDEX_FILE)?;
-        fragment::write::remove(&args.out, &rows_packs)?;
-        (args.out.join(INDEX_FILE).display().to_string(), bytes.len())
-    };
+    let (path, bytes) = write_index(&index, rows_packs, args.layout, staging, model.is_some())?;
     println!(
         "indexed {} documents, {} chunks, {} bytes ({}) in {:.1} s{}{}",
         index.documents.len(),
@@ -479,6 +451,50 @@ fn index(args: IndexArgs) -> Result<()> {
         .collect::<String>()
     );
     Ok(())
+}
+
+/// Writes `index` into the staging folder's output in `layout`, with the static tier's
+/// `rows_packs`, and commits it (the model too when `with_model`): `index.cairn`, or `meta.cairn`
+/// and its packs. Returns what it wrote, for the summary line, and its bytes.
+fn write_index(
+    index: &cairn::index::Index,
+    mut rows_packs: Vec<(String, Vec<u8>)>,
+    layout: Layout,
+    staging: Staging,
+    with_model: bool,
+) -> Result<(String, usize)> {
+    let out = staging.out.clone();
+    let fragments = match layout {
+        Layout::Auto => index.chunks.len() >= FRAGMENTS_FROM,
+        Layout::Single => false,
+        Layout::Fragments => true,
+    };
+    if fragments {
+        // Packs are named by their content, so new ones never overwrite the live index's; the
+        // meta file that names them is renamed into place like index.cairn.
+        let mut layout = fragment::write::layout(index, &fragment::write::Options::default())?;
+        layout.packs.append(&mut rows_packs);
+        fragment::write::save_packs(&layout.packs, &out)?;
+        write_synced(&staging.path.join(fragment::META_FILE), &layout.meta)?;
+        staging.commit(with_model, fragment::META_FILE)?;
+        fragment::write::remove_stale(&layout.packs, &out)?;
+        let _ = std::fs::remove_file(out.join(INDEX_FILE));
+        let total = layout.meta.len() + layout.packs.iter().map(|(_, b)| b.len()).sum::<usize>();
+        let path = format!(
+            "{} ({} fragments in {} packs)",
+            out.join(fragment::META_FILE).display(),
+            layout.fragments,
+            layout.packs.len()
+        );
+        Ok((path, total))
+    } else {
+        let bytes = format::write(index)?;
+        fragment::write::save_packs(&rows_packs, &out)?;
+        write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
+        staging.commit(with_model, INDEX_FILE)?;
+        fragment::write::remove(&out, &rows_packs)?;
+        Ok((out.join(INDEX_FILE).display().to_string(), bytes.len()))
+    }
 }
 
 /// Distills the static tier of an index with vectors (`statics::distill`) and names its rows in
@@ -547,7 +563,7 @@ fn write_part(
 }
 
 /// `cairn merge`: joins the parts of a split build into the index one build would have written.
-fn merge(parts: &[PathBuf], out: &Path, model: &Path) -> Result<()> {
+fn merge(parts: &[PathBuf], out: &Path, model: &Path, layout: Layout) -> Result<()> {
     let started = Instant::now();
     let read = |dir: &PathBuf| -> Result<build_shard::Part> {
         let path = dir.join(PART_FILE);
@@ -581,18 +597,12 @@ fn merge(parts: &[PathBuf], out: &Path, model: &Path) -> Result<()> {
     };
     let mut index = build::with_vectors(joined.index, joined.vectors, &options)?;
     let (rows_packs, _) = distill_static(&mut index, &embedder)?;
-    let bytes = format::write(&index)?;
-    fragment::write::save_packs(&rows_packs, out)?;
-    write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
-    staging.commit(true, INDEX_FILE)?;
-    fragment::write::remove(out, &rows_packs)?;
+    let (path, bytes) = write_index(&index, rows_packs, layout, staging, true)?;
     println!(
-        "merged {} parts: {} documents, {} chunks, {} bytes ({}) in {:.1} s",
+        "merged {} parts: {} documents, {} chunks, {bytes} bytes ({path}) in {:.1} s",
         parts.len(),
         index.documents.len(),
         index.chunks.len(),
-        bytes.len(),
-        out.join(INDEX_FILE).display(),
         started.elapsed().as_secs_f64()
     );
     Ok(())

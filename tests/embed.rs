@@ -472,6 +472,40 @@ fn shards_and_rebuilds_write_the_bytes_of_one_build() {
     let (merged_model, whole_model) = (files(&merged), files(&whole));
     assert!(merged_model.len() > 3 && merged_model == whole_model, "the merged model differs");
 
+    // Merged into fragments (a large site's split build): the files of one build with
+    // `--layout fragments` (made here from a copy of the one build, which keeps its vectors).
+    let whole_fragments = dir.path().join("whole-fragments");
+    for entry in walkdir::WalkDir::new(&whole).into_iter().flatten() {
+        let to = whole_fragments.join(entry.path().strip_prefix(&whole).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+    let said = index(&whole_fragments, &["--layout", "fragments"]);
+    assert!(said.contains("fragments in"), "{said}");
+    let merged_fragments = dir.path().join("merged-fragments");
+    let mut args = vec!["merge"];
+    args.extend(order.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--out", merged_fragments.to_str().unwrap(), "--model", model, "--layout", "fragments"]);
+    let said = cairn(&args);
+    assert!(said.contains("meta.cairn") && said.contains("fragments in"), "{said}");
+    let layout = |d: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<_> = walkdir::WalkDir::new(d)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file() && !e.path().starts_with(d.join("model")))
+            .map(|e| (e.path().strip_prefix(d).unwrap().display().to_string(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        files.sort();
+        files
+    };
+    let (merged_layout, whole_layout) = (layout(&merged_fragments), layout(&whole_fragments));
+    let names = |files: &[(String, Vec<u8>)]| files.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert!(merged_layout.iter().any(|(n, _)| n == "meta.cairn") && !merged_layout.iter().any(|(n, _)| n == "index.cairn"), "{:?}", names(&merged_layout));
+    assert!(merged_layout == whole_layout, "merged fragments differ from one build's: {:?} against {:?}", names(&merged_layout), names(&whole_layout));
+
     // A missing shard is an error that names what is there.
     let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(["merge", parts[0].to_str().unwrap(), parts[2].to_str().unwrap()])
