@@ -158,7 +158,8 @@ enum Output {
 enum Layout {
     /// One file for up to 20,000 chunks, fragments for more.
     Auto,
-    /// `index.cairn`: one download, the only kind Node and `searchDocuments` read.
+    /// `index.cairn`: one download, the only kind Node apps and `cairn search --output
+    /// documents|context` read.
     Single,
     /// `meta.cairn` and packs of fragments under `p/`, fetched as a query needs them.
     Fragments,
