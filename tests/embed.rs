@@ -458,18 +458,18 @@ fn shards_and_rebuilds_write_the_bytes_of_one_build() {
     args.extend(["--out", merged.to_str().unwrap(), "--model", model]);
     cairn(&args);
     assert!(bytes(&merged) == bytes(&whole), "merged shards differ from one build");
+    // Every file under a folder: its path there, and its bytes.
     let files = |d: &Path| -> Vec<(String, Vec<u8>)> {
-        let mut files: Vec<_> = walkdir::WalkDir::new(d.join("model"))
-            .sort_by_file_name()
+        let mut files: Vec<_> = walkdir::WalkDir::new(d)
             .into_iter()
             .flatten()
             .filter(|e| e.file_type().is_file())
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+            .map(|e| (e.path().strip_prefix(d).unwrap().display().to_string(), std::fs::read(e.path()).unwrap()))
             .collect();
         files.sort();
         files
     };
-    let (merged_model, whole_model) = (files(&merged), files(&whole));
+    let (merged_model, whole_model) = (files(&merged.join("model")), files(&whole.join("model")));
     assert!(merged_model.len() > 3 && merged_model == whole_model, "the merged model differs");
 
     // Merged into fragments (a large site's split build): the files of one build with
@@ -492,14 +492,7 @@ fn shards_and_rebuilds_write_the_bytes_of_one_build() {
     let said = cairn(&args);
     assert!(said.contains("meta.cairn") && said.contains("fragments in"), "{said}");
     let layout = |d: &Path| -> Vec<(String, Vec<u8>)> {
-        let mut files: Vec<_> = walkdir::WalkDir::new(d)
-            .into_iter()
-            .flatten()
-            .filter(|e| e.file_type().is_file() && !e.path().starts_with(d.join("model")))
-            .map(|e| (e.path().strip_prefix(d).unwrap().display().to_string(), std::fs::read(e.path()).unwrap()))
-            .collect();
-        files.sort();
-        files
+        files(d).into_iter().filter(|(name, _)| !name.starts_with("model/")).collect()
     };
     let (merged_layout, whole_layout) = (layout(&merged_fragments), layout(&whole_fragments));
     let names = |files: &[(String, Vec<u8>)]| files.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
