@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = vectors.len() / dim;
     let k = partitions.unwrap_or_else(|| write::default_partitions(n));
     let row = |i: usize| &vectors[i * dim..(i + 1) * dim];
-    let (centroids, partitions, _) = ivf(&vectors, dim, k);
+    let (centroids, partitions, _) = ivf(&vectors, dim, k, 0);
     let bases: Vec<Vec<f32>> = partitions
         .iter()
         .map(|p| p.centroid.iter().map(|&x| x as f32 * p.centroid_scale).collect())

@@ -12,7 +12,8 @@
 //! frequency and length (Anserini's quantized impacts), which would move BM25's scores.
 use std::io::{Read, Seek, SeekFrom};
 
-use cairn::fragment::load::{decode, native::gunzip, Fragmented};
+use cairn::fragment::load::{decode, Fragmented};
+use cairn::index::format::gunzip;
 use cairn::fragment::{unslot, Payload, TermPostings, META_FILE, PACK_DIR};
 use cairn::index::lexical::byte_length;
 
@@ -62,7 +63,7 @@ fn main() {
     let dir = std::path::Path::new(&args[1]);
     let big: usize = args.get(2).map_or(1000, |a| a.parse().expect("BIG"));
     let meta = std::fs::read(dir.join(META_FILE)).expect("read the meta file");
-    let index = Fragmented::open(&gunzip(&meta, "the meta file").expect("gzip")).expect("a meta file");
+    let index = Fragmented::open(&meta).expect("a meta file");
     let average = index.meta().average_chunk_length;
     let mut common: Vec<TermPostings> = Vec::new();
     for f in 0..index.meta().terms.len() as u32 {
@@ -71,7 +72,7 @@ fn main() {
         file.seek(SeekFrom::Start(offset)).expect("seek");
         let mut slot = vec![0u8; length as usize];
         file.read_exact(&mut slot).expect("read");
-        let plain = gunzip(unslot(&slot).expect("a slot"), "a term shard").expect("gzip");
+        let plain = gunzip(unslot(&slot).expect("a slot"), usize::MAX, "a term shard").expect("gzip");
         let Payload::Terms(shard) = decode(f, &plain).expect("a fragment").payload else { panic!("fragment {f} is not a term shard") };
         common.extend(shard.postings.into_iter().filter(|p| p.freqs.len() > big));
     }

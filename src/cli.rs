@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 
 /// The index file inside an index folder.
-const INDEX_FILE: &str = "index.cairn";
+use cairn::index::INDEX_FILE;
 /// What a shard of a split build writes in its folder (with `model/`), for `cairn merge`.
 const PART_FILE: &str = "part.cairn";
 /// The model folder inside an index folder: what a browser downloads to embed queries.
@@ -477,9 +477,11 @@ fn write_index(
         layout.packs.append(&mut rows_packs);
         fragment::write::save_packs(&layout.packs, &out)?;
         write_synced(&staging.path.join(fragment::META_FILE), &layout.meta)?;
-        staging.commit(with_model, fragment::META_FILE)?;
-        fragment::write::remove_stale(&layout.packs, &out)?;
-        let _ = std::fs::remove_file(out.join(INDEX_FILE));
+        let owned = staging.commit(with_model, fragment::META_FILE)?;
+        fragment::write::remove_owned(&out, &owned.packs, layout.packs.iter().map(|(n, _)| n.as_str()))?;
+        if owned.index_file {
+            let _ = std::fs::remove_file(out.join(INDEX_FILE));
+        }
         let total = layout.meta.len() + layout.packs.iter().map(|(_, b)| b.len()).sum::<usize>();
         let path = format!(
             "{} ({} fragments in {} packs)",
@@ -492,8 +494,11 @@ fn write_index(
         let bytes = format::write(index)?;
         fragment::write::save_packs(&rows_packs, &out)?;
         write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
-        staging.commit(with_model, INDEX_FILE)?;
-        fragment::write::remove(&out, &rows_packs)?;
+        let owned = staging.commit(with_model, INDEX_FILE)?;
+        if owned.meta {
+            let _ = std::fs::remove_file(out.join(fragment::META_FILE));
+        }
+        fragment::write::remove_owned(&out, &owned.packs, rows_packs.iter().map(|(n, _)| n.as_str()))?;
         Ok((out.join(INDEX_FILE).display().to_string(), bytes.len()))
     }
 }
@@ -551,6 +556,7 @@ fn write_part(
         vectors,
     };
     write_synced(&staging.path.join(PART_FILE), &part.write()?)?;
+    // A part replaces no index: what the folder held stays.
     staging.commit(true, PART_FILE)?;
     println!(
         "shard {shard}: embedded chunks {} to {} of {} into {} in {:.1} s; join the parts with `cairn merge`",
@@ -683,56 +689,86 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// A folder inside the output folder where a build writes everything before `commit` renames
 /// it into place. Dropped without a commit (an error), it is removed; a killed build's folder is
-/// removed by the next build.
+/// removed by the next build. A build holds `OUT/.cairn-lock` from start to end, so a second
+/// build into the same folder at once is refused with a clear error instead of racing the first.
 struct Staging {
     out: PathBuf,
     path: PathBuf,
+    /// What the index in `out` owned before this build (`fragment::write::owned`), and the word
+    /// rows its model named: all a build may remove.
+    owned: fragment::write::Owned,
+    model_packs: Vec<String>,
+    _lock: std::fs::File,
 }
 
 const STAGING_PREFIX: &str = ".cairn-staging-";
+const LOCK_FILE: &str = ".cairn-lock";
 
 impl Staging {
     fn new(out: &Path) -> Result<Self> {
+        let lock_path = out.join(LOCK_FILE);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .with_context(|| format!("cannot create {}", lock_path.display()))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => bail!(
+                "another cairn build is writing into {} now; wait for it to finish (the index there stays whole), then run this one again",
+                out.display()
+            ),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()))
+            }
+        }
+        // Under the lock, any staging folder is a killed build's: none is in use.
         for entry in std::fs::read_dir(out)?.flatten() {
-            if entry
-                .file_name()
-                .to_string_lossy()
-                .starts_with(STAGING_PREFIX)
-            {
+            if entry.file_name().to_string_lossy().starts_with(STAGING_PREFIX) {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
         let path = out.join(format!("{STAGING_PREFIX}{}", std::process::id()));
         std::fs::create_dir_all(&path)
             .with_context(|| format!("cannot create {}", path.display()))?;
+        let owned = fragment::write::owned(out);
+        let model_packs = owned
+            .web_weights
+            .as_ref()
+            .and_then(|file| std::fs::read(out.join(MODEL_DIR).join(file)).ok())
+            .filter(|weights| embed::is_quantized(weights))
+            .and_then(|weights| embed::word_packs(&weights).ok())
+            .unwrap_or_default();
         Ok(Staging {
             out: out.to_path_buf(),
             path,
+            owned,
+            model_packs,
+            _lock: lock,
         })
     }
 
     /// Renames the staged files into place, each an atomic replace: the model's files first
     /// (when they changed), then `file` (`index.cairn`, or a shard's `part.cairn`). At every
     /// moment the folder holds a whole index, old or new; between the two steps an old index
-    /// whose model changed is refused by its model check, never read wrongly.
-    fn commit(self, with_model: bool, file: &str) -> Result<()> {
+    /// whose model changed is refused by its model check, never read wrongly. Then removes what
+    /// the old model owned and the new one does not; returns what the old index owned, for the
+    /// caller to remove what the new one no longer names.
+    fn commit(mut self, with_model: bool, file: &str) -> Result<fragment::write::Owned> {
         let (staged, live) = (self.path.join(MODEL_DIR), self.out.join(MODEL_DIR));
         let mut model = None;
         if with_model {
             std::fs::create_dir_all(&live)?;
             // The 8-bit model's word rows first: named by content, so a live one is never
-            // replaced, and all are in before the weights that name them.
+            // replaced unless damaged, and all are in before the weights that name them.
             let packs = pack_names(&staged);
-            if !packs.is_empty() {
-                std::fs::create_dir_all(live.join(fragment::PACK_DIR))?;
-            }
-            for name in &packs {
-                let to = live.join(fragment::PACK_DIR).join(name);
-                if !to.exists() {
-                    std::fs::rename(staged.join(fragment::PACK_DIR).join(name), &to)
-                        .with_context(|| format!("cannot move the model into {}", live.display()))?;
-                }
-            }
+            let rows: Vec<(String, Vec<u8>)> = packs
+                .iter()
+                .map(|name| Ok((name.clone(), std::fs::read(staged.join(fragment::PACK_DIR).join(name))?)))
+                .collect::<Result<_>>()?;
+            fragment::write::save_packs(&rows, &live)
+                .with_context(|| format!("cannot move the model into {}", live.display()))?;
             let files: Vec<&str> = [
                 ModelFiles::WEIGHTS,
                 ModelFiles::QUANTIZED,
@@ -757,17 +793,18 @@ impl Staging {
         if let Ok(dir) = std::fs::File::open(&self.out) {
             let _ = dir.sync_all();
         }
-        // What the new model no longer uses: the other precision's weights, old word rows.
+        // What the old model had and the new one does not use: the weights file the old index
+        // named, if the new model is another file; its word rows the new one does not name.
         if let Some((files, packs)) = model {
-            for name in [ModelFiles::WEIGHTS, ModelFiles::QUANTIZED] {
-                if !files.contains(&name) {
-                    let _ = std::fs::remove_file(live.join(name));
+            if let Some(old) = &self.owned.web_weights {
+                if !files.contains(&old.as_str()) && [ModelFiles::WEIGHTS, ModelFiles::QUANTIZED].contains(&old.as_str()) {
+                    let _ = std::fs::remove_file(live.join(old));
                 }
             }
-            fragment::write::remove_packs_but(packs.iter().map(String::as_str), &live)?;
-            let _ = std::fs::remove_dir(live.join(fragment::PACK_DIR));
+            let owned = self.model_packs.iter().cloned().collect();
+            fragment::write::remove_owned(&live, &owned, packs.iter().map(String::as_str))?;
         }
-        Ok(())
+        Ok(std::mem::take(&mut self.owned))
     }
 }
 

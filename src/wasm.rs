@@ -369,7 +369,8 @@ pub struct FragmentedIndex {
 #[cfg(feature = "fragments")]
 #[wasm_bindgen]
 impl FragmentedIndex {
-    /// Opens a fragmented index from its meta file's bytes (gzip undone).
+    /// Opens a fragmented index from its meta file's bytes as fetched (gzip, inflated here to at
+    /// most 16 times its size).
     #[wasm_bindgen(js_name = fromMeta)]
     pub fn from_meta(
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
@@ -463,8 +464,9 @@ impl FragmentedIndex {
         })))
     }
 
-    /// Adds fragment `fragment` from its bytes (gzip undone). A fragment that is damaged, or is
-    /// not the one asked for, is an error and is not added; the index keeps answering.
+    /// Adds fragment `fragment` from its slot's bytes as fetched (the `need` entry's range; its
+    /// gzip is inflated here, to at most the size the meta states). A fragment that is damaged,
+    /// or is not the one asked for, is an error and is not added; the index keeps answering.
     #[wasm_bindgen(js_name = addFragment)]
     pub fn add_fragment(
         &self,
@@ -472,7 +474,7 @@ impl FragmentedIndex {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
     ) -> Result<(), JsError> {
         let bytes = byte_array(&bytes, "the fragment")?;
-        self.borrow_mut()?.add(fragment, &bytes).map_err(js_error)
+        self.borrow_mut()?.add_slot(fragment, &bytes).map_err(js_error)
     }
 
     /// Adds vector record `record` of records fragment `fragment` (a `need` entry with a

@@ -1,14 +1,16 @@
-//! Hostile fragments: the input is a meta file (first byte 0), or the bytes a sample fragmented
-//! index's searches are fed instead of (or on top of) the fragments and vector records they ask
-//! for, and the cross-encoder scores a reranked search asks for. Opening, adding, searching,
-//! document search and contexts must answer or give an error, never a panic, and after any
-//! error the index keeps answering.
+//! Hostile fragments: the input is a meta file (first byte 0), the sample meta with its numbers
+//! (BM25 settings, average lengths, counts, sizes) replaced by the input's (first byte 2), or the
+//! bytes a sample fragmented index's searches are fed instead of (or on top of) the fragments and
+//! vector records they ask for, and the cross-encoder scores a reranked search asks for.
+//! Opening, adding, searching, document search and contexts must answer or give an error, never
+//! a panic, every hit's scores must be finite, and after any error the index keeps answering.
 #![no_main]
 
 use std::sync::OnceLock;
 
-use cairn::fragment::load::{native::gunzip, Fragmented, Step};
-use cairn::fragment::write::{layout, Options};
+use cairn::fragment::load::{Fragmented, Step};
+use cairn::fragment::write::{encode_meta, layout, Options};
+use cairn::index::format::gunzip;
 use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, Rerank, SearchMode, SearchOptions};
 use cairn::search::QueryContext;
 use cairn_fuzz::{check_hit, query_vector, sample_index, write_seeds_if_asked, Vectors};
@@ -28,8 +30,8 @@ fn sample() -> &'static Sample {
         let index = sample_index(Vectors::Int8);
         let options = Options { shard_postings: 5, shard_words: 4, text_bytes: 100, pack_bytes: 1 << 30, partitions: Some(3), ..Options::default() };
         let layout = layout(&index, &options).expect("the sample cuts");
-        let meta = gunzip(&layout.meta, "meta").expect("gzip");
-        let reader = Fragmented::open(&meta).expect("the sample opens");
+        let meta = gunzip(&layout.meta, usize::MAX, "meta").expect("gzip");
+        let reader = Fragmented::from_envelope(&meta).expect("the sample opens");
         let pack = &layout.packs[0].1;
         let pieces = (0..layout.fragments as u32)
             .map(|f| {
@@ -37,7 +39,7 @@ fn sample() -> &'static Sample {
                 let bytes = &pack[offset as usize..offset as usize + length as usize];
                 // A fragment's slot, or a records fragment (raw).
                 let gzip = cairn::fragment::unslot(bytes).unwrap_or(bytes);
-                gunzip(gzip, "fragment").unwrap_or_else(|_| bytes.to_vec())
+                gunzip(gzip, usize::MAX, "fragment").unwrap_or_else(|_| bytes.to_vec())
             })
             .collect();
         Sample { meta, pieces, vector: query_vector(&index, "search index") }
@@ -80,7 +82,14 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
             let context_options = ContextOptions { search: options.clone(), ..ContextOptions::default() };
             type Run<'a> = Box<dyn Fn(&Fragmented, QueryContext) -> Result<Step<()>, cairn::error::Error> + 'a>;
             let runs: [Run; 3] = [
-                Box::new(|i, c| Ok(i.search(query, c, &options)?.map(|hits| hits.iter().for_each(check_hit)))),
+                Box::new(|i, c| {
+                    Ok(i.search(query, c, &options)?.map(|hits| {
+                        for hit in &hits {
+                            check_hit(hit);
+                            assert!(hit.score.is_finite(), "a hit scored {}", hit.score);
+                        }
+                    }))
+                }),
                 Box::new(|i, c| Ok(i.search_documents(query, c, &documents, || 0.0)?.map(|_| ()))),
                 Box::new(|i, c| Ok(i.build_context(query, c, &context_options)?.map(|_| ()))),
             ];
@@ -174,19 +183,52 @@ fuzz_target!(
             let s = sample();
             let mut meta = vec![0u8];
             meta.extend_from_slice(&s.meta);
-            vec![("meta".into(), meta), ("real".into(), vec![1; 64]), ("flips".into(), vec![1, 0, 7, 0, 200, 0, 3, 0, 99])]
+            let mut numbers = vec![2u8];
+            for x in [1.2f32, 0.75, 20.0, 200.0] {
+                numbers.extend_from_slice(&x.to_le_bytes());
+            }
+            vec![("meta".into(), meta), ("numbers".into(), numbers), ("real".into(), vec![1; 64]), ("flips".into(), vec![1, 0, 7, 0, 200, 0, 3, 0, 99])]
         });
     },
     |data: &[u8]| {
         match data.split_first() {
             Some((0, meta)) => {
-                if let Ok(mut index) = Fragmented::open(meta) {
+                if let Ok(mut index) = Fragmented::from_envelope(meta) {
                     drive(&mut index, &[], None);
+                }
+            }
+            Some((2, numbers)) => {
+                // The sample's meta, whole and sealed, with numbers from the input: a reader must
+                // refuse what is out of range or answer with finite scores.
+                let s = sample();
+                let mut meta = Fragmented::from_envelope(&s.meta).expect("the sample opens").meta().clone();
+                let mut words = numbers.chunks(4).map(|w| {
+                    let mut b = [0u8; 4];
+                    b[..w.len()].copy_from_slice(w);
+                    b
+                });
+                let mut next = || words.next().unwrap_or([0; 4]);
+                meta.settings.bm25.k1 = f32::from_le_bytes(next());
+                meta.settings.bm25.b = f32::from_le_bytes(next());
+                meta.average_chunk_length = f32::from_le_bytes(next());
+                meta.average_document_length = f32::from_le_bytes(next());
+                meta.max_inflated = u32::from_le_bytes(next());
+                if let Some(v) = &mut meta.vectors {
+                    v.scan_codes = u32::from_le_bytes(next());
+                }
+                if let Some(first) = meta.document_lengths.first_mut() {
+                    *first = u32::from_le_bytes(next());
+                }
+                if let Some(first) = meta.document_chunks.first_mut() {
+                    *first = u32::from_le_bytes(next()) % 64;
+                }
+                if let Ok(mut index) = Fragmented::from_envelope(&encode_meta(&meta).expect("encodes")) {
+                    drive(&mut index, &[], Some(s));
                 }
             }
             _ => {
                 let s = sample();
-                let mut index = Fragmented::open(&s.meta).expect("the sample opens");
+                let mut index = Fragmented::from_envelope(&s.meta).expect("the sample opens");
                 drive(&mut index, data.get(1..).unwrap_or(&[]), Some(s));
             }
         }

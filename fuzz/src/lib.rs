@@ -155,6 +155,18 @@ pub enum Vectors {
     Graph,
 }
 
+/// The stand-in's vectors, int8 and scanned, as `build` takes them.
+pub fn stand_in_vectors() -> VectorOptions<'static> {
+    VectorOptions {
+        embedder: &StandIn,
+        identity: identity(),
+        graph_from: usize::MAX,
+        graph: GraphSettings::default(),
+        precision: Precision::Int8,
+        previous: None,
+    }
+}
+
 pub fn sample_index(vectors: Vectors) -> Index {
     let options = |precision, graph_from| VectorOptions {
         embedder: &StandIn,

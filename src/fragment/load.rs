@@ -28,7 +28,7 @@ use crate::hit::{
     SearchHit, SearchMode, SearchOptions,
 };
 use crate::statics::{RowRequest, StaticTable};
-use crate::index::format::open;
+use crate::index::format::{gunzip, lengths_in_range, open, settings_in_range};
 use crate::index::lexical::{least_length, term_idfs, Documents, LexicalIndex, Postings};
 use crate::index::vector::{dot, dot_i8, ScoredChunk};
 use crate::index::{Chunk, DocLink, Document, Index};
@@ -37,6 +37,15 @@ use crate::search::{self, documents, expand, filter, order, Candidate, QueryCont
 /// The most chunks a fragmented index may have: a table of that many is a few hundred MB
 /// (a 100k-page site has about a million chunks).
 pub const MAX_CHUNKS: u64 = 1 << 26;
+/// The most a meta file may inflate to, for each byte of it: real ones inflate 2 to 4 times
+/// (docs/limits.md), and a gzip bomb is refused before it costs more than this.
+pub const META_RATIO: usize = 16;
+/// The most a meta file may inflate to at all.
+pub const MAX_META: usize = 256 << 20;
+/// How many chunks a meta may count for each byte of it (inflated): real ones count 1 to 3
+/// (each chunk is in the document and text tables), so a small meta cannot make a reader build
+/// tables for millions of chunks it does not have.
+pub const CHUNKS_PER_META_BYTE: u64 = 16;
 
 /// How many of the binary scan's best candidates a query re-scores with their int8 records by
 /// default, for each hit it asks for (`limit`), at most the pool: 50 at 10 hits, which find as much of the exact
@@ -50,6 +59,8 @@ pub struct Fragmented {
     /// Each text fragment's first chunk, and where each fragment is (from the meta).
     text_starts: Vec<u32>,
     addresses: Vec<Address>,
+    /// Each pack's length in bytes (its fragments end to end).
+    pack_lengths: Vec<u64>,
     /// The document table BM25 reads (every chunk's document, each document's length), shared
     /// by every search's lexical index; and each document's first chunk (from the meta).
     documents: Arc<Documents>,
@@ -165,8 +176,15 @@ pub(super) fn damaged(what: String) -> Error {
 }
 
 impl Fragmented {
-    /// Opens a fragmented index from its meta file (as stored, before gzip, or after).
-    pub fn open(bytes: &[u8]) -> Result<Self> {
+    /// Opens a fragmented index from its meta file as stored (gzip), inflated to at most
+    /// `META_RATIO` times its size.
+    pub fn open(file: &[u8]) -> Result<Self> {
+        let limit = file.len().saturating_mul(META_RATIO).min(MAX_META);
+        Self::from_envelope(&gunzip(file, limit, "the meta file")?)
+    }
+
+    /// Opens a fragmented index from its meta file's envelope (gzip undone).
+    pub fn from_envelope(bytes: &[u8]) -> Result<Self> {
         let payload = open(META_MAGIC, bytes, "fragmented index meta")?;
         let meta: Meta = postcard::from_bytes(payload).map_err(|e| {
             Error::InvalidIndex(format!(
@@ -174,10 +192,21 @@ impl Fragmented {
             ))
         })?;
         let chunks = meta.document_chunks.iter().map(|&n| n as u64).sum::<u64>();
-        if chunks > MAX_CHUNKS {
+        let held = (payload.len() as u64).saturating_mul(CHUNKS_PER_META_BYTE).max(1 << 16);
+        if chunks > MAX_CHUNKS.min(held) {
             return Err(damaged(format!(
-                "the meta file counts {chunks} chunks, more than the {MAX_CHUNKS} a fragmented index may have"
+                "the meta file counts {chunks} chunks, more than the {} a meta of {} bytes may count",
+                MAX_CHUNKS.min(held),
+                payload.len()
             )));
+        }
+        settings_in_range(&meta.settings)
+            .and_then(|()| {
+                lengths_in_range(meta.average_chunk_length, meta.average_document_length, meta.terms.len() as u64)
+            })
+            .map_err(|m| damaged(format!("the meta file's {m}")))?;
+        if meta.max_inflated as u64 > crate::index::format::MAX_INFLATED {
+            return Err(damaged(format!("the meta file says a fragment inflates to {} bytes", meta.max_inflated)));
         }
         let fragments = meta.fragment_lengths.len() as u64;
         let expected = meta.terms.len() as u64
@@ -221,6 +250,7 @@ impl Fragmented {
             next += n;
         }
         let mut addresses = Vec::with_capacity(meta.fragment_lengths.len());
+        let mut pack_lengths = Vec::with_capacity(meta.packs.len());
         let mut lengths = meta.fragment_lengths.iter().enumerate();
         let text = meta.text_fragments();
         for (pack, &n) in meta.pack_fragments.iter().enumerate() {
@@ -239,6 +269,7 @@ impl Fragmented {
                 });
                 offset += length as u64;
             }
+            pack_lengths.push(offset);
         }
         let mut of_chunk = Vec::with_capacity(chunks);
         let mut first_chunk = Vec::with_capacity(meta.document_chunks.len());
@@ -256,6 +287,7 @@ impl Fragmented {
             meta,
             text_starts,
             addresses,
+            pack_lengths,
             documents,
             first_chunk,
             terms: HashMap::new(),
@@ -298,6 +330,7 @@ impl Fragmented {
                         pack: pack.to_string(),
                         offset: offset + record.map_or(0, |r| r as u64 * record_length as u64),
                         length: if record.is_some() { record_length } else { length },
+                        pack_length: self.pack_lengths[self.addresses[f as usize].pack as usize],
                     })
                 };
                 super::FragmentStep {
@@ -325,6 +358,7 @@ impl Fragmented {
                             pack: r.pack,
                             offset: r.offset,
                             length: r.length,
+                            pack_length: r.pack_length,
                         })
                         .collect(),
                 ),
@@ -376,7 +410,22 @@ impl Fragmented {
             + self.dates.is_some() as usize
     }
 
-    /// Adds fragment `number` from its bytes (after gzip), checking that it is that fragment
+    /// Adds fragment `number` from its slot's bytes as its pack holds them (`address`): the
+    /// slot undone and its gzip inflated to at most the meta's `max_inflated`, then `add`.
+    pub fn add_slot(&mut self, number: u32, slot: &[u8]) -> Result<()> {
+        let name = format!("fragment {number}");
+        let Some(&Address { length, .. }) = self.addresses.get(number as usize) else {
+            return Err(damaged(format!("{name} was given, but the meta has {} fragments", self.addresses.len())));
+        };
+        if slot.len() as u64 != length as u64 {
+            return Err(damaged(format!("{name} came as {} bytes, but its slot is {length}", slot.len())));
+        }
+        let gzip = super::unslot(slot).ok_or_else(|| damaged(format!("{name}'s slot does not end as it should")))?;
+        let plain = gunzip(gzip, self.meta.max_inflated as usize, &name)?;
+        self.add(number, &plain)
+    }
+
+    /// Adds fragment `number` from its envelope (gzip undone), checking that it is that fragment
     /// and agrees with the meta. A fragment that fails is not added, and nothing else changes.
     pub fn add(&mut self, number: u32, bytes: &[u8]) -> Result<()> {
         let fragment = decode(number, bytes)?;
@@ -517,8 +566,10 @@ impl Fragmented {
         if k == 0 || !(first..first + k as u32).contains(&fragment) {
             return Err(damaged(format!("{name} was asked for, but that is not a records fragment")));
         }
-        let Some((values, scale)) = super::decode_record(bytes, dim) else {
-            return Err(damaged(format!("{name} is damaged")));
+        let Some((values, scale)) = super::decode_record(bytes, dim, super::record_id(fragment, record)) else {
+            return Err(damaged(format!(
+                "{name} is damaged or is another record's bytes (its length or checksum is wrong)"
+            )));
         };
         self.records.insert((fragment, record), (values, scale));
         Ok(())
@@ -819,13 +870,23 @@ impl Fragmented {
         let filter = options.filter.as_ref().map(filter::Filter::parse).transpose()?;
         let analyzer = Analyzer::new(self.meta.settings.analyzer.clone());
         let mut query_terms = search::analyze_query(&analyzer, query)?;
-        let nothing = query_terms.is_empty() && !context.vector_from_caller;
+        // The word being typed, whose completions round 1 fetches: even a lone stop word ("the")
+        // may complete to indexed words, as it does in the single file.
+        let typed = options
+            .prefix
+            .then(|| expand::typing(query))
+            .flatten()
+            .map(|(_, word)| analyzer.fold(word))
+            .filter(|w| w.chars().count() >= expand::PREFIX_MIN_CHARS);
+        // No terms of its own (`empty`), and none it could complete to (`nothing`).
+        let empty = query_terms.is_empty() && !context.vector_from_caller;
+        let nothing = empty && typed.is_none();
         // The static tier embeds the query when no vector is given (or it is asked for), once
         // the query's term shards and then its rows are in.
         let use_static = self.statics.is_some()
             && self.has_vectors()
             && options.mode != SearchMode::Lexical
-            && !nothing
+            && !empty
             && match options.encoder {
                 Some(Encoder::Static) => true,
                 Some(_) => false,
@@ -834,7 +895,7 @@ impl Fragmented {
         let mut vector = if use_static {
             None
         } else {
-            search::semantic_vector(self.has_vectors(), context, options, nothing)?
+            search::semantic_vector(self.has_vectors(), context, options, empty)?
         };
         if nothing {
             return Ok(Step::Done(Retrieval {
@@ -853,12 +914,6 @@ impl Fragmented {
 
         // Round 1: the query's term shards, the word shards of the word being typed, and the
         // centroids.
-        let typed = options
-            .prefix
-            .then(|| expand::typing(query))
-            .flatten()
-            .map(|(_, word)| analyzer.fold(word))
-            .filter(|w| w.chars().count() >= expand::PREFIX_MIN_CHARS);
         let mut word_shards = order::set(typed.iter().flat_map(|w| self.meta.word_shards(w)));
         let mut need = BTreeSet::new();
         if lexical_ran || options.highlight || use_static {
@@ -904,7 +959,7 @@ impl Fragmented {
         }
         let context = with_static(context, &static_encoding);
         if static_encoding.is_some() {
-            vector = search::semantic_vector(self.has_vectors(), context, options, nothing)?;
+            vector = search::semantic_vector(self.has_vectors(), context, options, empty)?;
         }
         // Round 2: the word shards a misspelled word is looked for in (the words that share its
         // first letter), and the partitions nearest the query.
@@ -937,6 +992,24 @@ impl Fragmented {
         // binary scan's best candidates.
         let lexical = self.lexical(&query_terms, &word_shards);
         let expanded = expand::expand(&lexical, &analyzer, query, options);
+        if empty && !expanded.expansions.is_empty() {
+            // Only its completions to search: a query with terms, as the single file sees it.
+            search::semantic_vector(self.has_vectors(), context, options, false)?;
+        }
+        if empty && expanded.expansions.is_empty() {
+            // The typed word completed to nothing: as empty a query as the single file's.
+            return Ok(Step::Done(Retrieval {
+                retrieved: Retrieved {
+                    candidates: Vec::new(),
+                    score_kind: ScoreKind::Bm25,
+                    query_terms,
+                    expansions: Vec::new(),
+                    documents: None,
+                },
+                lexical: None,
+                static_encoding: None,
+            }));
+        }
         need.extend(
             expanded
                 .words
@@ -1362,15 +1435,6 @@ pub mod native {
     };
     use crate::search::QueryContext;
 
-    pub fn gunzip(bytes: &[u8], what: &str) -> Result<Vec<u8>> {
-        use std::io::Read;
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(bytes)
-            .read_to_end(&mut out)
-            .map_err(|e| Error::InvalidIndex(format!("{what} is not valid gzip ({e}); it is damaged, build the index again")))?;
-        Ok(out)
-    }
-
     /// A fragmented index read from a folder, and the bytes and fetch rounds it has read.
     pub struct Folder {
         pub dir: PathBuf,
@@ -1381,8 +1445,9 @@ pub mod native {
 
     impl Folder {
         pub fn open(dir: &Path) -> Result<Self> {
-            let bytes = std::fs::read(dir.join(META_FILE))?;
-            let index = Fragmented::open(&gunzip(&bytes, "the meta file")?)?;
+            let path = dir.join(META_FILE);
+            let bytes = read_bounded(&path, super::MAX_META as u64)?;
+            let index = Fragmented::open(&bytes)?;
             Ok(Folder {
                 dir: dir.to_path_buf(),
                 index,
@@ -1433,9 +1498,8 @@ pub mod native {
                     Step::Need(fragments, records) => {
                         self.rounds += 1;
                         for f in fragments {
-                            let bytes = self.read(f, None)?;
-                            let plain = gunzip(&bytes, &format!("fragment {f}"))?;
-                            self.index.add(f, &plain)?;
+                            let slot = self.read(f, None)?;
+                            self.index.add_slot(f, &slot)?;
                         }
                         for (f, r) in records {
                             let bytes = self.read(f, Some(r))?;
@@ -1445,7 +1509,8 @@ pub mod native {
                     Step::Rows(rows) => {
                         self.rounds += 1;
                         for r in rows {
-                            let bytes = read_range(&self.dir.join(PACK_DIR).join(&r.pack), r.offset, r.length)?;
+                            let what = format!("static row {}", r.row);
+                            let bytes = read_range(&self.dir.join(PACK_DIR).join(&r.pack), r.offset, r.length, &what)?;
                             self.bytes += bytes.len() as u64;
                             self.index.add_static_row(r.row, &bytes)?;
                         }
@@ -1469,8 +1534,8 @@ pub mod native {
             let meta = self.index.meta().clone();
             let text = meta.text_fragments();
             for f in text.clone() {
-                let plain = gunzip(&self.read(f, None)?, &format!("fragment {f}"))?;
-                self.index.add(f, &plain)?;
+                let slot = self.read(f, None)?;
+                self.index.add_slot(f, &slot)?;
             }
             let index = &self.index;
             let mut documents = vec![None; meta.document_chunks.len()];
@@ -1507,8 +1572,8 @@ pub mod native {
                     let mut flat = vec![0f32; chunks.len() * dim];
                     for p in 0..v.partitions {
                         let (partition, records) = (meta.partition_fragment(p), meta.records_fragment(p));
-                        let plain = gunzip(&self.read(partition, None)?, &format!("fragment {partition}"))?;
-                        self.index.add(partition, &plain)?;
+                        let slot = self.read(partition, None)?;
+                        self.index.add_slot(partition, &slot)?;
                         let bytes = self.read(records, None)?;
                         let size = self.index.record_length();
                         let mut chunk = 0usize;
@@ -1530,8 +1595,8 @@ pub mod native {
             Ok(Index::new(meta.settings.clone(), documents, chunks, links, lexical, vectors))
         }
 
-        /// Fragment `fragment`'s bytes (gzip, out of its slot; raw for vector records), or one of
-        /// its records; what was read from the pack (the whole slot) is counted in `bytes`.
+        /// Fragment `fragment`'s slot as its pack holds it (raw for vector records), or one of
+        /// its records; what was read is counted in `bytes`.
         fn read(&mut self, fragment: u32, record: Option<u32>) -> Result<Vec<u8>> {
             let (pack, mut offset, mut length) = self.index.address(fragment).ok_or_else(|| {
                 Error::InvalidIndex(format!("fragment {fragment} is not in the meta file"))
@@ -1541,24 +1606,44 @@ pub mod native {
                 offset += r as u64 * size as u64;
                 length = size;
             }
-            let mut bytes = read_range(&self.dir.join(PACK_DIR).join(pack), offset, length)?;
+            let what = match record {
+                Some(r) => format!("vector record {r} of fragment {fragment}"),
+                None => format!("fragment {fragment}"),
+            };
+            let bytes = read_range(&self.dir.join(PACK_DIR).join(pack), offset, length, &what)?;
             self.bytes += bytes.len() as u64;
-            if !self.index.meta().holds_records(fragment) {
-                let gzip = crate::fragment::unslot(&bytes)
-                    .ok_or_else(|| super::damaged(format!("fragment {fragment}'s slot does not end as it should")))?;
-                bytes.truncate(gzip.len());
-            }
             Ok(bytes)
         }
     }
 
-    /// `length` bytes of the file at `path` from `offset`.
-    fn read_range(path: &Path, offset: u64, length: u32) -> Result<Vec<u8>> {
+    /// `length` bytes of the file at `path` from `offset`, `what` naming them in errors.
+    fn read_range(path: &Path, offset: u64, length: u32, what: &str) -> Result<Vec<u8>> {
         use std::io::{Read, Seek, SeekFrom};
-        let mut file = std::fs::File::open(path)?;
-        file.seek(SeekFrom::Start(offset))?;
+        let damaged = |why: String| {
+            super::damaged(format!("cannot read {what} ({length} bytes at {offset}) from {}: {why}", path.display()))
+        };
+        let mut file = std::fs::File::open(path).map_err(|e| damaged(e.to_string()))?;
+        let size = file.metadata().map_err(|e| damaged(e.to_string()))?.len();
+        if offset.saturating_add(length as u64) > size {
+            return Err(damaged(format!("the file has only {size} bytes")));
+        }
+        file.seek(SeekFrom::Start(offset)).map_err(|e| damaged(e.to_string()))?;
         let mut bytes = vec![0u8; length as usize];
-        file.read_exact(&mut bytes)?;
+        file.read_exact(&mut bytes).map_err(|e| damaged(e.to_string()))?;
         Ok(bytes)
+    }
+
+    /// The file at `path`, refused unread when it is over `limit` bytes.
+    pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>> {
+        let size = std::fs::metadata(path)
+            .map_err(|e| Error::InvalidIndex(format!("cannot read {}: {e}", path.display())))?
+            .len();
+        if size > limit {
+            return Err(Error::InvalidIndex(format!(
+                "{} has {size} bytes, more than the {limit} it may have; it is not a cairn meta file, build the index again",
+                path.display()
+            )));
+        }
+        Ok(std::fs::read(path)?)
     }
 }

@@ -79,6 +79,10 @@ pub struct Meta {
     pub fields: Vec<String>,
     /// Whether the dates fragment (after the field fragments) exists: some document is dated.
     pub dates: bool,
+    /// The most bytes any fragment inflates to (its envelope): what a reader lets a fragment's
+    /// gzip inflate to, at most, so a damaged or crafted fragment costs no more memory than the
+    /// largest real one.
+    pub max_inflated: u32,
 }
 
 /// The vector side: IVF centroids in one fragment, then a partition per centroid.
@@ -338,25 +342,32 @@ pub fn is_pack_name(name: &str) -> bool {
         .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Appends a record (int8 values, scale, CRC-32 of both) to `out`.
-pub fn encode_record(values: &[i8], scale: f32, out: &mut Vec<u8>) {
+/// Appends record `id` (int8 values, scale, and a CRC-32 of the id and both) to `out`. The id
+/// (a vector record's `record_id`, a row's number) is not stored: the reader that asks for
+/// record `id` checks it, so bytes read from another record's place are refused, not used.
+pub fn encode_record(values: &[i8], scale: f32, id: u64, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend(values.iter().map(|&v| v as u8));
     out.extend_from_slice(&scale.to_le_bytes());
-    let crc = crate::index::format::crc32(&out[start..]);
+    let crc = crate::index::format::crc32_of(id, &out[start..]);
     out.extend_from_slice(&crc.to_le_bytes());
 }
 
-/// A record's int8 values and scale, if it is `record_length(dimension)` bytes, its checksum
-/// holds and its scale is finite.
-pub fn decode_record(bytes: &[u8], dimension: usize) -> Option<(Vec<i8>, f32)> {
+/// Record `id`'s int8 values and scale, if it is `record_length(dimension)` bytes, its
+/// checksum holds for that id and its scale is finite.
+pub fn decode_record(bytes: &[u8], dimension: usize, id: u64) -> Option<(Vec<i8>, f32)> {
     if bytes.len() != record_length(dimension) {
         return None;
     }
     let (body, crc) = bytes.split_at(bytes.len() - 4);
     let scale = f32::from_le_bytes(body[dimension..].try_into().ok()?);
-    (crate::index::format::crc32(body).to_le_bytes() == crc && scale.is_finite())
+    (crate::index::format::crc32_of(id, body).to_le_bytes() == crc && scale.is_finite())
         .then(|| (body[..dimension].iter().map(|&b| b as i8).collect(), scale))
+}
+
+/// The id a vector record's checksum covers: its records fragment and its place there.
+pub fn record_id(fragment: u32, record: u32) -> u64 {
+    (fragment as u64) << 32 | record as u64
 }
 
 impl Meta {
@@ -439,6 +450,9 @@ pub struct FragmentRequest {
     pub pack: String,
     pub offset: u64,
     pub length: u32,
+    /// The pack's whole length in bytes: a host that answers a range request with the whole
+    /// file (200) is taken to lack ranges only when that many bytes came.
+    pub pack_length: u64,
 }
 
 /// What a search of a fragmented index gives: its hits (`search`), documents

@@ -75,7 +75,9 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
                 .partitions
                 .unwrap_or_else(|| default_partitions(v.len()))
                 .clamp(1, v.len().min(65_536));
-            let (centroids, partitions, records) = ivf(&v.to_flat(), v.dimension(), k);
+            // The records fragments come after the centroids and the k partitions.
+            let first_records = (fragments.len() + 1 + k) as u32;
+            let (centroids, partitions, records) = ivf(&v.to_flat(), v.dimension(), k, first_records);
             fragments.push(Payload::Centroids(centroids));
             fragments.extend(partitions.into_iter().map(Payload::Partition));
             raw = records;
@@ -88,6 +90,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         _ => None,
     };
 
+    let mut inflated = 0usize;
     let mut encoded: Vec<Vec<u8>> = fragments
         .into_par_iter()
         .enumerate()
@@ -97,7 +100,13 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
                 payload,
             })
         })
-        .collect::<Result<_>>()?;
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .map(|(slot, size)| {
+            inflated = inflated.max(size);
+            slot
+        })
+        .collect();
     encoded.extend(raw);
     // The filterable fields' values, a fragment a field (numbered after the records).
     let (fields, values) = field_values(index);
@@ -106,7 +115,9 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     let last = has_dates.then_some(Payload::Dates(dates));
     for payload in values.into_iter().map(Payload::Field).chain(last) {
         let number = encoded.len() as u32;
-        encoded.push(encode(&Fragment { number, payload })?);
+        let (slot, size) = encode(&Fragment { number, payload })?;
+        inflated = inflated.max(size);
+        encoded.push(slot);
     }
     let mut hash = Sha256::new();
     let mut packs: Vec<(String, Vec<u8>)> = Vec::new();
@@ -150,6 +161,8 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         fragment_lengths: Vec::new(),
         fields,
         dates: has_dates,
+        max_inflated: u32::try_from(inflated)
+            .map_err(|_| Error::InvalidIndex("a fragment is larger than 4 GB".into()))?,
     };
     let texts = meta.text_fragments();
     meta.fragment_lengths = encoded
@@ -162,23 +175,29 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
             (b.len() / unit) as u32
         })
         .collect();
-    let payload = postcard::to_allocvec(&meta)
-        .map_err(|e| Error::InvalidIndex(format!("could not encode the meta file: {e}")))?;
     Ok(Layout {
-        meta: gzip(&seal(META_MAGIC, &payload)),
+        meta: gzip(&encode_meta(&meta)?),
         packs,
         fragments: encoded.len(),
     })
 }
 
-/// Writes the layout's packs into `dir/p/` (those not there already: a pack's name is its
-/// content, so a live index's packs are never overwritten).
+/// The meta file's envelope (before gzip).
+pub fn encode_meta(meta: &Meta) -> Result<Vec<u8>> {
+    let payload = postcard::to_allocvec(meta)
+        .map_err(|e| Error::InvalidIndex(format!("could not encode the meta file: {e}")))?;
+    Ok(seal(META_MAGIC, &payload))
+}
+
+/// Writes the layout's packs into `dir/p/`. A pack already there is kept only when its bytes
+/// are what its name says (a pack's name is its content hash), so a live index's packs are
+/// never rewritten, and a damaged or truncated one is replaced: building again repairs it.
 pub fn save_packs(layout_packs: &[(String, Vec<u8>)], dir: &Path) -> Result<()> {
     let packs = dir.join(PACK_DIR);
     std::fs::create_dir_all(&packs)?;
     for (name, bytes) in layout_packs {
         let path = packs.join(name);
-        if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(bytes.len() as u64) {
+        if !pack_is_whole(&path, name, bytes.len()) {
             let staging = packs.join(format!(".{name}.partial"));
             let mut file = std::fs::File::create(&staging)?;
             file.write_all(bytes)?;
@@ -190,51 +209,88 @@ pub fn save_packs(layout_packs: &[(String, Vec<u8>)], dir: &Path) -> Result<()> 
     Ok(())
 }
 
-/// Removes the packs of `dir/p/` that are not among `packs` (after the meta file or index that
-/// names them is in place).
-pub fn remove_stale(packs: &[(String, Vec<u8>)], dir: &Path) -> Result<()> {
-    remove_packs_but(packs.iter().map(|(n, _)| n.as_str()), dir)
+/// Whether the file at `path` is the pack `name` of `length` bytes: its length, then its
+/// content hash.
+fn pack_is_whole(path: &Path, name: &str, length: usize) -> bool {
+    let kind = name.rsplit('.').next().unwrap_or_default();
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == length as u64)
+        && std::fs::read(path).is_ok_and(|bytes| super::pack_name(&bytes, kind) == name)
 }
 
-/// Removes every file in `dir/p/` not named in `keep`.
-pub fn remove_packs_but<'a>(keep: impl IntoIterator<Item = &'a str>, dir: &Path) -> Result<()> {
-    let keep: std::collections::HashSet<&str> = keep.into_iter().collect();
-    let Ok(entries) = std::fs::read_dir(dir.join(PACK_DIR)) else {
-        return Ok(());
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if !keep.contains(name.to_string_lossy().as_ref()) {
-            let _ = std::fs::remove_file(entry.path());
+/// What of a folder's files an earlier build of cairn can be proven to have written: the index
+/// now in it (a meta file or an index file that reads as one) and the packs under `p/` it names.
+/// A build removes nothing else; a folder whose index does not read owns nothing.
+#[derive(Debug, Default)]
+pub struct Owned {
+    pub packs: std::collections::HashSet<String>,
+    /// `meta.cairn` and `index.cairn` read as cairn's.
+    pub meta: bool,
+    pub index_file: bool,
+    /// The browser model's weights file the index names (`model/<file>`).
+    pub web_weights: Option<String>,
+}
+
+/// What the index now in `dir` owns (`Owned`).
+pub fn owned(dir: &Path) -> Owned {
+    let mut owned = Owned::default();
+    if let Ok(index) = super::load::native::Folder::open(dir) {
+        let meta = index.index.meta();
+        owned.meta = true;
+        owned.packs.extend(meta.packs.iter().cloned());
+        owned.packs.extend(meta.statics.iter().flat_map(|rows| rows.packs.iter().cloned()));
+        owned.web_weights = meta.vectors.as_ref().map(|v| v.model.web_weights_file.clone());
+    }
+    if let Ok(index) = std::fs::read(dir.join(crate::index::INDEX_FILE))
+        .map_err(Error::from)
+        .and_then(|bytes| crate::index::format::read(&bytes))
+    {
+        owned.index_file = true;
+        owned.packs.extend(index.statics.iter().flat_map(|rows| rows.packs.iter().cloned()));
+        if let Some(v) = &index.vectors {
+            owned.web_weights.get_or_insert_with(|| v.model.web_weights_file.clone());
         }
+    }
+    owned.packs.retain(|name| super::is_pack_name(name));
+    owned
+}
+
+/// Removes from `dir/p/` the packs in `owned` (what an earlier index named, `owned_packs`) that
+/// are not in `keep`, and then `p/` itself if that emptied it. Nothing else is touched: a file
+/// in `p/` that no index of cairn's named is the site's own.
+pub fn remove_owned<'a>(
+    dir: &Path,
+    owned: &std::collections::HashSet<String>,
+    keep: impl IntoIterator<Item = &'a str>,
+) -> Result<()> {
+    let keep: std::collections::HashSet<&str> = keep.into_iter().collect();
+    let packs = dir.join(PACK_DIR);
+    let mut removed = false;
+    for name in owned.iter().filter(|n| !keep.contains(n.as_str()) && super::is_pack_name(n)) {
+        removed |= std::fs::remove_file(packs.join(name)).is_ok();
+    }
+    if removed {
+        // Fails, as it should, while anything else is in it.
+        let _ = std::fs::remove_dir(&packs);
     }
     Ok(())
 }
 
-/// Removes a fragmented layout from `dir` (a single file has replaced it): its meta file and
-/// every pack but `keep` (the single file's static rows).
-pub fn remove(dir: &Path, keep: &[(String, Vec<u8>)]) -> Result<()> {
-    let _ = std::fs::remove_file(dir.join(META_FILE));
-    remove_stale(keep, dir)?;
-    let _ = std::fs::remove_dir(dir.join(PACK_DIR));
-    Ok(())
-}
-
 /// A fragment's bytes as a pack holds them: the envelope around its postcard, gzipped, in its
-/// slot (`super::unslot`).
-pub fn encode(fragment: &Fragment) -> Result<Vec<u8>> {
+/// slot (`super::unslot`); and the envelope's length (what the gzip inflates to).
+pub fn encode(fragment: &Fragment) -> Result<(Vec<u8>, usize)> {
     let payload = postcard::to_allocvec(fragment)
         .map_err(|e| Error::InvalidIndex(format!("could not encode a fragment: {e}")))?;
     let unit = match fragment.payload {
         Payload::Text(_) => super::TEXT_UNIT as usize,
         _ => 1,
     };
-    let mut slot = gzip(&seal(FRAGMENT_MAGIC, &payload));
+    let envelope = seal(FRAGMENT_MAGIC, &payload);
+    let mut slot = gzip(&envelope);
     let length = (slot.len() + 2).next_multiple_of(unit);
     let tail = (length - slot.len()) as u16;
     slot.resize(length - 2, 0);
     slot.extend_from_slice(&tail.to_le_bytes());
-    Ok(slot)
+    Ok((slot, envelope.len()))
 }
 
 /// A fragment's gzip (`format::compress`).
@@ -412,7 +468,9 @@ const SCAN_CODES: u32 = 1_000;
 /// vector in its nearest centroid's partition: its difference from the centroid there (a binary
 /// code and a length), and its int8 record (as the single file stores it) in the partition's
 /// records.
-pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>, Vec<Vec<u8>>) {
+/// `first_records` is the number of partition 0's records fragment, which each record's checksum
+/// names with its place (`record_id`).
+pub fn ivf(vectors: &[f32], dim: usize, k: usize, first_records: u32) -> (Centroids, Vec<Partition>, Vec<Vec<u8>>) {
     let n = vectors.len() / dim;
     let row = |i: usize| &vectors[i * dim..(i + 1) * dim];
     let mut centroids: Vec<f32> = (0..k).flat_map(|j| row(j * n / k).to_vec()).collect();
@@ -491,10 +549,11 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize) -> (Centroids, Vec<Partition>,
                 gap
             })
             .collect();
-        for &i in members {
+        for (r, &i) in members.iter().enumerate() {
             values.clear();
             let scale = quantize_into(row(i), &mut values);
-            super::encode_record(&values, scale, &mut records[j]);
+            let id = super::record_id(first_records + j as u32, r as u32);
+            super::encode_record(&values, scale, id, &mut records[j]);
         }
         partitions.push(Partition {
             centroid,
@@ -526,15 +585,16 @@ fn differences<'a>(pairs: impl Iterator<Item = (&'a [f32], &'a [f32])>, dim: usi
 }
 
 /// Writes `index` as a fragmented layout into `dir`: packs (and `rows`, the static rows' packs
-/// its `statics` names), then the meta file by rename, then the packs it no longer names are
-/// removed.
+/// its `statics` names), then the meta file by rename, then the packs the previous index named
+/// and this one does not are removed (nothing else).
 pub fn write(index: &Index, dir: &Path, options: &Options, rows: &[(String, Vec<u8>)]) -> Result<Layout> {
+    let owned = owned(dir).packs;
     let mut layout = layout(index, options)?;
     layout.packs.extend(rows.iter().cloned());
     save_packs(&layout.packs, dir)?;
     let staging = dir.join(format!(".{META_FILE}.partial"));
     std::fs::write(&staging, &layout.meta)?;
     std::fs::rename(&staging, dir.join(META_FILE))?;
-    remove_stale(&layout.packs, dir)?;
+    remove_owned(dir, &owned, layout.packs.iter().map(|(n, _)| n.as_str()))?;
     Ok(layout)
 }

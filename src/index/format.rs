@@ -21,10 +21,10 @@ use crate::error::{Error, Result};
 use crate::index::Index;
 
 pub const MAGIC: &[u8; 8] = b"CAIRNIDX";
-pub const FORMAT_VERSION: u32 = 11;
+pub const FORMAT_VERSION: u32 = 12;
 /// The fragmented layout's version (its meta and fragments), which changes apart from the
 /// index file's so that a change to one leaves the other's files readable.
-pub const FRAGMENTS_VERSION: u32 = 12;
+pub const FRAGMENTS_VERSION: u32 = 13;
 
 /// The version an envelope with `magic` is written and read at.
 fn version(magic: &[u8; 8]) -> u32 {
@@ -116,6 +116,79 @@ fn inflate(payload: &[u8]) -> Result<Vec<u8>> {
     }
 }
 
+/// The bytes of a gzip member (RFC 1952, as `compress` and every gzip writer give it),
+/// inflated to at most `limit` bytes: the size its trailer states (ISIZE) is checked against
+/// `limit` before anything is inflated, inflation stops at that size, and the output must be
+/// exactly that size and match the trailer's CRC-32. So a bomb costs at most `limit` bytes of
+/// memory on every target, however far it would inflate. `what` names it in errors.
+pub fn gunzip(bytes: &[u8], limit: usize, what: &str) -> Result<Vec<u8>> {
+    let damaged = |why: String| {
+        Error::InvalidIndex(format!(
+            "{what} is damaged ({why}); build the index again and upload all of it"
+        ))
+    };
+    const FHCRC: u8 = 2;
+    const FEXTRA: u8 = 4;
+    const FNAME: u8 = 8;
+    const FCOMMENT: u8 = 16;
+    if bytes.len() < 18 || bytes[..3] != [0x1f, 0x8b, 8] || bytes[3] & 0xe0 != 0 {
+        return Err(damaged("it is not gzip".into()));
+    }
+    let flags = bytes[3];
+    let (body, trailer) = bytes.split_at(bytes.len() - 8);
+    let mut at = 10;
+    if flags & FEXTRA != 0 {
+        let n = body.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
+        at += 2 + n.ok_or_else(|| damaged("its header is cut short".into()))?;
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            let end = body.get(at..).and_then(|b| b.iter().position(|&c| c == 0));
+            at += 1 + end.ok_or_else(|| damaged("its header is cut short".into()))?;
+        }
+    }
+    if flags & FHCRC != 0 {
+        at += 2;
+    }
+    let stream = body.get(at..).ok_or_else(|| damaged("its header is cut short".into()))?;
+    let crc = u32::from_le_bytes(trailer[..4].try_into().expect("4 bytes"));
+    let size = u32::from_le_bytes(trailer[4..].try_into().expect("4 bytes")) as usize;
+    if size > limit {
+        return Err(damaged(format!(
+            "it says it inflates to {size} bytes, over the {limit} it may have"
+        )));
+    }
+    match miniz_oxide::inflate::decompress_to_vec_with_limit(stream, size) {
+        Ok(out) if out.len() == size && crc32(&out) == crc => Ok(out),
+        Ok(out) if out.len() != size => Err(damaged(format!(
+            "it inflates to {} bytes, not the {size} it states",
+            out.len()
+        ))),
+        Ok(_) => Err(damaged("its checksum does not match".into())),
+        Err(e) => Err(damaged(format!("it does not inflate to the {size} bytes it states ({e})"))),
+    }
+}
+
+/// The CRC-32 of `id` (little-endian) followed by `bytes`: a checksum that also says which
+/// record the bytes are, so a record read from the wrong place (a shifted range) fails it.
+pub(crate) fn crc32_of(id: u64, bytes: &[u8]) -> u32 {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&id.to_le_bytes());
+        hasher.update(bytes);
+        hasher.finalize()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
+        let mut digest = crc.digest();
+        digest.update(&id.to_le_bytes());
+        digest.update(bytes);
+        digest.finalize()
+    }
+}
+
 /// CRC-32 (IEEE). Natively crc32fast (SIMD for indexes of many megabytes); in wasm the `crc`
 /// crate's 1 kB table instead of crc32fast's 16 kB, which every page would download.
 pub(crate) fn crc32(bytes: &[u8]) -> u32 {
@@ -141,8 +214,11 @@ pub(crate) fn seal(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
 /// The payload of an envelope `seal` wrote with `magic`, each field checked in turn; `noun`
 /// names the file in errors ("index" or "split-build part").
 pub(crate) fn open<'a>(magic: &[u8; 8], bytes: &'a [u8], noun: &str) -> Result<&'a [u8]> {
+    use crate::fragment::{FRAGMENT_MAGIC, META_MAGIC};
     let rebuild = if magic == MAGIC {
         "`cairn index`"
+    } else if magic == META_MAGIC || magic == FRAGMENT_MAGIC {
+        "`cairn index --layout fragments`"
     } else {
         "`cairn index --shard`"
     };
@@ -201,6 +277,27 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
     Ok(index)
 }
 
+/// Whether an index's settings are numbers its scoring can use: BM25's `k1` finite and at least
+/// 0, `b` from 0 to 1 (a crafted file with NaN or negative ones would score every hit 0 in no
+/// order). The error says which is out of range.
+pub fn settings_in_range(settings: &crate::index::IndexSettings) -> std::result::Result<(), String> {
+    let crate::index::lexical::Bm25Params { k1, b } = settings.bm25;
+    if !(k1.is_finite() && k1 >= 0.0) || !(0.0..=1.0).contains(&b) {
+        return Err(format!("BM25 settings are out of range (k1 {k1}, b {b}: k1 must be finite and at least 0, b from 0 to 1)"));
+    }
+    Ok(())
+}
+
+/// Whether the average chunk and document lengths BM25 divides by are finite and positive (0
+/// only for an index with no terms, which nothing divides by).
+pub fn lengths_in_range(chunk: f32, document: f32, terms: u64) -> std::result::Result<(), String> {
+    let ok = |x: f32| x.is_finite() && (x > 0.0 || (x == 0.0 && terms == 0));
+    if !ok(chunk) || !ok(document) {
+        return Err(format!("average lengths are out of range ({chunk} a chunk, {document} a document)"));
+    }
+    Ok(())
+}
+
 fn truncated(noun: &str, have: usize, need: u64) -> Error {
     Error::InvalidIndex(format!(
         "the {noun} file is truncated or damaged: it has {have} bytes, its header says {need}; download or build it again"
@@ -239,6 +336,16 @@ fn validate(index: &Index) -> Result<()> {
         return fail("a link names a document the index does not have".into());
     }
     if let Err(m) = index.lexical.validate(chunks) {
+        return fail(m);
+    }
+    let params = index.lexical.params();
+    let bm25 = crate::index::IndexSettings { bm25: params, ..index.settings.clone() };
+    if let Err(m) = settings_in_range(&index.settings).and_then(|()| settings_in_range(&bm25)) {
+        return fail(m);
+    }
+    // The documents' average is derived from the chunks' lengths when the index is read.
+    let (terms, average) = (index.lexical.term_count() as u64, index.lexical.average_length);
+    if let Err(m) = lengths_in_range(average, average, terms) {
         return fail(m);
     }
     if let Some(vectors) = &index.vectors {

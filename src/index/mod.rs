@@ -105,6 +105,9 @@ impl Default for IndexSettings {
     }
 }
 
+/// The single-file layout's file name.
+pub const INDEX_FILE: &str = "index.cairn";
+
 #[derive(Serialize, Deserialize)]
 pub struct Index {
     pub settings: IndexSettings,
@@ -205,8 +208,24 @@ impl Index {
         if let Some(summary) = &self.documents[doc as usize].summary {
             return Some(summary.clone());
         }
-        let text = self.document_text(doc);
-        (!text.is_empty() && text.len() <= summary_chars::MAX).then_some(text)
+        // A document short enough is its own summary: its folded text (`document_text`), read
+        // only until it is too long, so a huge document costs no more than a short one.
+        let first = self.first_chunk_of(doc)? as usize;
+        let mut text = String::new();
+        let words = self.chunks[first..]
+            .iter()
+            .take_while(|c| c.doc == doc)
+            .flat_map(|c| c.text.split_whitespace());
+        for word in words {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            if text.len() + word.len() > summary_chars::MAX {
+                return None;
+            }
+            text.push_str(word);
+        }
+        (!text.is_empty()).then_some(text)
     }
 
     /// Document `doc`'s chunks' text, each folded to single spaces, joined by a space.

@@ -2,9 +2,12 @@
 //! "createdAt" or "created" or "date"?, "updatedAt" or "updated"?, "author"?}`, as in a BEIR
 //! `corpus.jsonl`. An id is taken exactly as written: a string's text, a number's digits (so
 //! `42` and `"42"` are one id, and `12345678901234567891` is not rounded). A line that is not
-//! such a record, or not UTF-8, is reported and skipped. A field that cannot be read is ignored
+//! such a record, or not UTF-8, or longer than 64 MiB, or nesting deeper than 64 levels, is
+//! reported and skipped. A field that cannot be read is ignored
 //! with a warning, and the record kept: a number title or text is its digits, a number date is
 //! Unix seconds, and `_id` wins over `id`.
+
+use std::io::BufRead;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -45,15 +48,41 @@ struct Record<'a> {
     author: Option<Value>,
 }
 
-pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingested {
+/// The deepest a record may nest, the record itself being level 1: the limit YAML front matter
+/// has, so that a document's metadata can nest as deep from either source. Lines are measured
+/// before they are parsed, so a deeper one is refused whatever field holds the depth, and
+/// never reaches serde_json's recursion (which stops at 128 levels, and recurses on the stack).
+pub const MAX_NESTING: usize = 64;
+
+/// Reads the records of a JSONL file, line by line from `source`. A line longer than
+/// [`MAX_FILE_BYTES`](super::MAX_FILE_BYTES) is skipped without being held.
+pub fn read(file: &InputFile, source: &mut dyn BufRead, options: &IngestOptions) -> Ingested {
     let mut out = Ingested::default();
-    for (i, line) in source.split(|&b| b == b'\n').enumerate() {
-        let line_number = i as u32 + 1;
+    let mut line = Vec::new();
+    for line_number in 1u32.. {
         let place = format!("{}:{line_number}", file.path.display());
         let note = |message: String| Error::Ingest {
             path: place.clone(),
             message,
         };
+        let length = match next_line(source, &mut line, super::MAX_FILE_BYTES as usize) {
+            Ok(Some(length)) => length,
+            Ok(None) => break,
+            Err(e) => {
+                out.skipped
+                    .push(note(format!("cannot read the file from this line on: {e}")));
+                break;
+            }
+        };
+        if length > super::MAX_FILE_BYTES as usize {
+            out.skipped.push(note(format!(
+                "the record is {}, over the limit of {} MiB for one record; skipped (split its text over several records)",
+                super::mib(length as u64),
+                super::MAX_FILE_BYTES >> 20
+            )));
+            continue;
+        }
+        let line = line.as_slice();
         let Ok(line) = std::str::from_utf8(line.strip_suffix(b"\r").unwrap_or(line)) else {
             out.skipped.push(note(
                 "not UTF-8 text (JSONL must be UTF-8; convert the file, e.g. with iconv)".into(),
@@ -61,6 +90,12 @@ pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingeste
             continue;
         };
         if line.trim().is_empty() {
+            continue;
+        }
+        if nesting(line.as_bytes()) > MAX_NESTING {
+            out.skipped.push(note(format!(
+                "the record nests deeper than {MAX_NESTING} levels; skipped (flatten its fields)"
+            )));
             continue;
         }
         let record: Record = match serde_json::from_str(line) {
@@ -138,6 +173,68 @@ pub fn read(file: &InputFile, source: &[u8], options: &IngestOptions) -> Ingeste
         });
     }
     out
+}
+
+/// Reads the next line of `source` into `line` (without its `\n`), keeping no more than
+/// `limit` bytes of it; gives the line's whole length, or None at the end.
+fn next_line(
+    source: &mut dyn BufRead,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<Option<usize>> {
+    line.clear();
+    let mut length = 0;
+    let mut started = false;
+    loop {
+        let buffer = match source.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buffer.is_empty() {
+            return Ok(started.then_some(length));
+        }
+        started = true;
+        let end = buffer.iter().position(|&b| b == b'\n');
+        let part = &buffer[..end.unwrap_or(buffer.len())];
+        if length + part.len() <= limit {
+            line.extend_from_slice(part);
+        }
+        length += part.len();
+        let used = end.map_or(part.len(), |end| end + 1);
+        source.consume(used);
+        if end.is_some() {
+            return Ok(Some(length));
+        }
+    }
+}
+
+/// How deep a line of JSON nests (`{"a": [1]}` is 2), from its brackets outside strings,
+/// without parsing it.
+fn nesting(json: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in json {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b'{' | b'[' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                b'}' | b']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    deepest
 }
 
 /// A value as text, if it is a string (its text) or a number (its digits, as written).

@@ -3,8 +3,10 @@
 //! offsets. A file that cannot be read is reported and skipped, and what a reader had to ignore
 //! in a file it kept is reported as a warning; neither stops the run. Text is decoded from the
 //! encoding its byte order mark or (HTML) `<meta charset>` declares, else UTF-8, else the one
-//! chardetng guesses; files that look binary are skipped. Ids are unique: a second document with
-//! an id already taken is reported with both places and skipped.
+//! chardetng guesses; files that look binary are skipped, and so are, unopened, files larger
+//! than [`MAX_FILE_BYTES`] ([`MAX_PDF_BYTES`] for a PDF) and paths that are not regular files
+//! (a FIFO, a device). Ids are unique: a second document with an id already taken is reported
+//! with both places and skipped.
 
 pub mod dates;
 mod html;
@@ -16,6 +18,7 @@ mod text;
 use std::collections::hash_map::{Entry, HashMap};
 use std::ffi::OsStr;
 use std::fmt::Write as _;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use encoding_rs::{Encoding, UTF_8};
@@ -128,26 +131,39 @@ pub fn collect_files(inputs: &[PathBuf], exclude: &GlobSet) -> Result<Collected>
             path: input.display().to_string(),
             message: format!("cannot read it: {e}"),
         })?;
-        if meta.is_file() {
+        if !meta.is_dir() {
             // A file named by a relative path keeps that path as its id; an absolute one, its name.
             let root = if input.is_relative() {
                 PathBuf::new()
             } else {
                 input.parent().map(Path::to_path_buf).unwrap_or_default()
             };
-            out.push(InputFile {
+            let file = InputFile {
                 root,
                 path: input.clone(),
-            });
+            };
+            match not_regular(&meta.file_type()) {
+                Some(why) => skipped.push((file, why)),
+                None => out.push(file),
+            }
             continue;
         }
         let mut files = Vec::new();
         for entry in walkdir::WalkDir::new(input).follow_links(true) {
             match entry {
-                Ok(entry)
-                    if entry.file_type().is_file() && has_supported_extension(entry.path()) =>
-                {
-                    files.push(entry.into_path())
+                Ok(entry) if entry.file_type().is_dir() => {}
+                Ok(entry) if has_supported_extension(entry.path()) => {
+                    match not_regular(&entry.file_type()) {
+                        // Never opened: a FIFO would wait for a writer, a device never end.
+                        Some(why) => skipped.push((
+                            InputFile {
+                                root: input.clone(),
+                                path: entry.into_path(),
+                            },
+                            why,
+                        )),
+                        None => files.push(entry.into_path()),
+                    }
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -195,8 +211,10 @@ fn listing_problem(e: &walkdir::Error) -> String {
         );
     }
     let path = e.path().unwrap_or(Path::new(""));
+    let missing = std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
     match std::fs::read_link(path) {
-        Ok(target) if std::fs::metadata(path).is_err() => format!(
+        Ok(_) if link_loops(path) => "a symbolic link loop; not followed".into(),
+        Ok(target) if missing => format!(
             "a symbolic link to {}, which does not exist",
             target.display()
         ),
@@ -206,6 +224,48 @@ fn listing_problem(e: &walkdir::Error) -> String {
                 .map_or_else(|| e.to_string(), ToString::to_string)
         ),
     }
+}
+
+/// Whether following the symbolic link at `path` comes back to a link it passed, or takes more
+/// hops than Linux allows (40): what the system reports as "too many levels of symbolic links",
+/// found by walking the links, which reads the same on every platform.
+fn link_loops(path: &Path) -> bool {
+    let mut passed = std::collections::HashSet::new();
+    let mut at = path.to_path_buf();
+    while let Ok(target) = std::fs::read_link(&at) {
+        if !passed.insert(at.clone()) || passed.len() > 40 {
+            return true;
+        }
+        at = at.parent().unwrap_or(Path::new("")).join(target);
+    }
+    false
+}
+
+/// Why a path that is neither a file nor a folder is skipped, or None for a regular file. Such a
+/// path is never opened: opening a FIFO waits for a writer, and a device such as `/dev/zero`
+/// never ends.
+fn not_regular(kind: &std::fs::FileType) -> Option<String> {
+    if kind.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    let what = {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            "a FIFO, a named pipe: reading it would wait for a writer"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_char_device() {
+            "a character device"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else {
+            "a special file"
+        }
+    };
+    #[cfg(not(unix))]
+    let what = "a special file";
+    Some(format!("not a regular file ({what})"))
 }
 
 fn has_supported_extension(path: &Path) -> bool {
@@ -275,11 +335,56 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<Ingested
         path: path.clone(),
         message,
     };
-    let bytes = std::fs::read(&file.path).map_err(|e| fail(format!("cannot read it: {e}")))?;
-    let modified = std::fs::metadata(&file.path)
-        .and_then(|m| m.modified())
-        .ok()
-        .map(dates::from_system_time);
+    let kind = extension(&file.path);
+    let unsupported = || {
+        fail(format!(
+            "unsupported file type; cairn reads {}",
+            EXTENSIONS.join(", ")
+        ))
+    };
+    if !kind.as_deref().is_some_and(|e| EXTENSIONS.contains(&e)) {
+        return Err(unsupported());
+    }
+    let cannot_read = |e: std::io::Error| fail(format!("cannot read it: {e}"));
+    // What a path is, before it is opened: opening a FIFO would wait for a writer.
+    let meta = std::fs::metadata(&file.path).map_err(cannot_read)?;
+    if let Some(why) = not_regular(&meta.file_type()) {
+        return Err(fail(why));
+    }
+    let modified = meta.modified().ok().map(dates::from_system_time);
+    let mut opened = std::fs::File::open(&file.path).map_err(cannot_read)?;
+    if kind.as_deref() == Some("jsonl") {
+        return read_jsonl(file, opened, options).map_err(&fail);
+    }
+    let limit = if kind.as_deref() == Some("pdf") {
+        MAX_PDF_BYTES
+    } else {
+        MAX_FILE_BYTES
+    };
+    let too_large = |size: u64| {
+        fail(format!(
+            "it is {}, over the limit of {} MiB for one {}; split it into smaller files",
+            mib(size),
+            limit >> 20,
+            if limit == MAX_PDF_BYTES {
+                "PDF"
+            } else {
+                "file"
+            }
+        ))
+    };
+    if meta.len() > limit {
+        return Err(too_large(meta.len()));
+    }
+    // Read no further than the limit, should the file have grown since.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    (&mut opened)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot_read)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
     let whole_file = |mut doc: SourceDocument, warnings: Vec<String>| {
         if doc.chunks.is_empty() && !doc.document.title.trim().is_empty() {
             doc.chunks.push(title_only_chunk(1));
@@ -301,7 +406,7 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<Ingested
         })
     };
     let decoded = |html: bool| decode(&bytes, html).map_err(&fail);
-    match extension(&file.path).as_deref() {
+    match kind.as_deref() {
         Some("md" | "markdown") => {
             let (doc, warnings) = markdown::read(file, &decoded(false)?, options);
             whole_file(doc, warnings)
@@ -312,24 +417,54 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<Ingested
             Vec::new(),
         ),
         Some("pdf") => whole_file(pdf::read(file, &bytes, options).map_err(&fail)?, Vec::new()),
-        Some("jsonl") => {
-            let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-            if let Some((encoding, _)) = Encoding::for_bom(bytes) {
-                return Err(fail(format!(
-                    "JSONL must be UTF-8, and this file is {}; convert it (iconv -f {0} -t UTF-8)",
-                    encoding.name()
-                )));
-            }
-            if looks_binary(bytes) {
-                return Err(fail(BINARY.into()));
-            }
-            Ok(jsonl::read(file, bytes, options))
-        }
-        _ => Err(fail(format!(
-            "unsupported file type; cairn reads {}",
-            EXTENSIONS.join(", ")
-        ))),
+        _ => Err(unsupported()),
     }
+}
+
+/// The largest Markdown, HTML or text file cairn reads, and the longest JSONL record: 64 MiB.
+/// The longest real pages are a few megabytes (a book's one-page `print.html`, the longest
+/// Wikipedia article), while a reader holds several copies of a file's text at once (its bytes,
+/// the decoded text, a parsed tree, the chunks), one file on each of rayon's threads; so no real
+/// site meets the limit, and a build's memory stays bounded whatever the inputs hold.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The largest PDF cairn reads: 256 MiB. A PDF's bytes are mostly images and fonts, which are
+/// never decoded, so an illustrated manual is far larger than its text.
+pub const MAX_PDF_BYTES: u64 = 256 << 20;
+
+/// A size in MiB, for a message.
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+/// Reads a JSONL file line by line: a file may be a whole corpus (a BEIR corpus can be
+/// gigabytes), so it has no size limit, only each of its records ([`MAX_FILE_BYTES`]). The
+/// file must be UTF-8 and look like text in its first 8 KiB.
+fn read_jsonl(
+    file: &InputFile,
+    mut opened: std::fs::File,
+    options: &IngestOptions,
+) -> std::result::Result<Ingested, String> {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    let mut head = Vec::new();
+    (&mut opened)
+        .take((BOM.len() + 8192) as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if head.starts_with(BOM) {
+        head.drain(..BOM.len());
+    }
+    if let Some((encoding, _)) = Encoding::for_bom(&head) {
+        return Err(format!(
+            "JSONL must be UTF-8, and this file is {}; convert it (iconv -f {0} -t UTF-8)",
+            encoding.name()
+        ));
+    }
+    if looks_binary(&head) {
+        return Err(BINARY.into());
+    }
+    let mut reader = std::io::BufReader::new(std::io::Cursor::new(head).chain(opened));
+    Ok(jsonl::read(file, &mut reader, options))
 }
 
 const BINARY: &str = "looks like a binary file, not text";
@@ -509,15 +644,37 @@ fn rel_of(written: Option<&str>) -> Option<String> {
     (!rel.is_empty()).then_some(rel)
 }
 
-/// The file's URL: `--base-url` and its path under the input folder; a site's `index.html`
-/// is its folder's URL, as web servers serve it.
+/// The file's URL: `--base-url` and its path under the input folder, each name
+/// percent-encoded; a site's `index.html` is its folder's URL, as web servers serve it.
 fn file_url(file: &InputFile, options: &IngestOptions) -> Option<String> {
-    let relative = file.relative();
+    let relative = file.path.strip_prefix(&file.root).unwrap_or(&file.path);
+    let relative = relative
+        .components()
+        .map(|c| url_segment(c.as_os_str()))
+        .collect::<Vec<_>>()
+        .join("/");
     let path = match relative.strip_suffix("index.html") {
         Some(dir) if dir.is_empty() || dir.ends_with('/') => dir.to_string(),
         _ => relative,
     };
     Some(format!("{}{}", options.base_url, path))
+}
+
+/// A file or folder name as one segment of a URL's path (RFC 3986): its bytes, with all but
+/// the unreserved characters and the sub-delimiters written `%XX`. So a name is never read as
+/// more than a name: `?` and `#` cannot start a query or fragment, `\` (which browsers read
+/// as `/`) and `/` cannot make `\\host` or `//host` a link to another site, `:` cannot make
+/// `javascript:x.md` a scheme, and `%` cannot make `%2e%2e` a step up.
+fn url_segment(name: &OsStr) -> String {
+    let mut segment = String::new();
+    for &byte in name.as_encoded_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=".contains(&byte) {
+            segment.push(byte as char);
+        } else {
+            let _ = write!(segment, "%{byte:02X}");
+        }
+    }
+    segment
 }
 
 fn file_stem(file: &InputFile) -> String {

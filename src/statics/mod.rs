@@ -43,6 +43,8 @@ pub struct RowRequest {
     pub pack: String,
     pub offset: u64,
     pub length: u32,
+    /// The pack's whole length in bytes (see `FragmentRequest::pack_length`).
+    pub pack_length: u64,
 }
 
 impl StaticRows {
@@ -93,11 +95,15 @@ impl StaticRows {
     /// Row `row`'s place: its pack, offset and length.
     pub fn request(&self, row: u32) -> RowRequest {
         let length = record_length(self.dimension as usize) as u32;
+        let pack = row / self.per_pack;
+        // Every pack holds `per_pack` rows but the last, which holds the rest.
+        let rows_in_pack = (self.len() as u64 - pack as u64 * self.per_pack as u64).min(self.per_pack as u64);
         RowRequest {
             row,
-            pack: self.packs[(row / self.per_pack) as usize].clone(),
+            pack: self.packs[pack as usize].clone(),
             offset: (row % self.per_pack) as u64 * length as u64,
             length,
+            pack_length: rows_in_pack * length as u64,
         }
     }
 }
@@ -173,7 +179,7 @@ impl StaticTable {
                 self.rows_count
             )));
         }
-        let (values, scale) = decode_record(bytes, self.rows.dimension as usize).ok_or_else(|| {
+        let (values, scale) = decode_record(bytes, self.rows.dimension as usize, row as u64).ok_or_else(|| {
             Error::InvalidIndex(format!(
                 "{name} {row} is damaged (its length or checksum is wrong); build the index again and upload all of it"
             ))
@@ -284,12 +290,14 @@ pub fn write(
         .chunks_exact(dimension)
         .collect::<Vec<_>>()
         .chunks(per_pack)
-        .map(|pack| {
+        .enumerate()
+        .map(|(p, pack)| {
             let mut bytes = Vec::with_capacity(pack.len() * length);
-            for row in pack {
+            for (i, row) in pack.iter().enumerate() {
                 values.clear();
                 let scale = crate::index::vector::quantize_into(row, &mut values);
-                crate::fragment::encode_record(&values, scale, &mut bytes);
+                let id = (p * per_pack + i) as u64;
+                crate::fragment::encode_record(&values, scale, id, &mut bytes);
             }
             (crate::fragment::pack_name(&bytes, "cairnrows"), bytes)
         })
