@@ -194,6 +194,9 @@ pub fn encode_meta(meta: &Meta) -> Result<Vec<u8>> {
 /// never rewritten, and a damaged or truncated one is replaced: building again repairs it.
 pub fn save_packs(layout_packs: &[(String, Vec<u8>)], dir: &Path) -> Result<()> {
     let packs = dir.join(PACK_DIR);
+    if layout_packs.is_empty() {
+        return Ok(());
+    }
     std::fs::create_dir_all(&packs)?;
     for (name, bytes) in layout_packs {
         let path = packs.join(name);
