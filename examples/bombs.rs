@@ -42,7 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let lying = out.join("meta-bomb-lying");
     std::fs::create_dir_all(&lying)?;
     let mut understated = bytes.clone();
-    let stated = (bytes.len() * cairn::fragment::load::META_RATIO - 1) as u32;
+    let stated = (bytes.len() * cairn::fragment::load::META_RATIO + cairn::fragment::load::META_FLOOR - 1) as u32;
     let n = understated.len();
     understated[n - 4..].copy_from_slice(&stated.to_le_bytes());
     std::fs::write(lying.join(META_FILE), &understated)?;

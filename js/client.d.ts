@@ -16,6 +16,9 @@ export interface OpenOptions {
   model?: string;
   /** Run in a Web Worker (default true where Worker exists). */
   worker?: boolean;
+  /** How long a request for fragments or rows may take, in ms, before the search that needs it
+   * fails (30000); the next search asks again. */
+  fetchTimeout?: number;
   onProgress?: (event: ProgressEvent) => void;
   onModelReady?: (event: ModelEvent) => void;
 }

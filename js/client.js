@@ -45,7 +45,8 @@ export class Cairn {
    * Opens an index. Options: index (URL of index.cairn), model (URL of its model folder; leave
    * out for lexical only), worker (default: true where Worker exists), onProgress({ what,
    * loaded, total, fromCache }, or on a fragmented index after each round of fragments a search
-   * fetched { what: "fragments", loaded, total, requests }), onModelReady({ ready, fromCache, error }).
+   * fetched { what: "fragments", loaded, total, requests }), onModelReady({ ready, fromCache, error }),
+   * fetchTimeout (ms a request for fragments or rows may take before its search fails: 30000).
    */
   static async open(options) {
     const cairn = new Cairn();
@@ -86,14 +87,14 @@ export class Cairn {
           if (method === "search" || method === "searchDocuments" || method === "buildContext") await prepareQuery(opened, args[0], args[1], method === "search");
           return opened.index[method](...args);
         }
-        const result = await openIndex(webModules, indexUrl, modelUrl, onEvent);
+        const result = await openIndex(webModules, indexUrl, modelUrl, onEvent, { fetchTimeout: options.fetchTimeout });
         opened = result.opened;
         return result.info;
       };
       cairn.#close = () => opened?.index.free();
       cairn.mode = "main thread";
     }
-    cairn.info = await cairn.#call("open", { indexUrl, modelUrl });
+    cairn.info = await cairn.#call("open", { indexUrl, modelUrl, fetchTimeout: options.fetchTimeout });
     return cairn;
   }
 

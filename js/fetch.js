@@ -116,9 +116,9 @@ async function attachModel(index, modelUrl, onProgress, load = ({ weights, token
  * The 8-bit model's word rows, fetched as queries need them: by range from the packs in the
  * model folder's `p/`, through the Cache API (the packs are named by their content), each
  * handed to `add(row, bytes)`. Returns `load(requests)` (the model's `modelRows`/`rows`) with
- * `stats` of the bytes and requests.
+ * `stats` of the bytes and requests. `timeout`: how long a request may take (ms).
  */
-export async function modelRows(modelUrl, add) {
+export async function modelRows(modelUrl, add, timeout) {
   let cache = null;
   try {
     cache = typeof caches === "undefined" ? null : await caches.open("cairn-model-rows");
@@ -129,6 +129,7 @@ export async function modelRows(modelUrl, add) {
     base,
     cache,
     stats,
+    timeout,
     key: (r) => `${r.row}`,
     cacheKey: (r) => new URL(`${r.pack}?row=${r.row}`, base).href,
     describe: (run) => `the model's word row${run.length > 1 ? "s" : ""} ${run.map((r) => r.row).join(", ")}`,
@@ -195,10 +196,11 @@ export async function prepareRerank(opened, options) {
  * the full module's QueryEncoder.
  * Returns `opened` (`opened.index` is the index to search now, `opened.full()` the full
  * module's, opened once) and the counts. Shared by the worker and the main-thread fallback.
+ * `fetchTimeout`: how long a request for fragments or rows may take (ms; 30 s by default).
  */
-export async function openIndex(modules, indexUrl, modelUrl, emit) {
+export async function openIndex(modules, indexUrl, modelUrl, emit, { fetchTimeout } = {}) {
   let { bytes } = await fetchWithProgress(indexUrl, null, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }));
-  if (isFragmentedMeta(bytes)) return openFragmented(modules, indexUrl, bytes, modelUrl, emit);
+  if (isFragmentedMeta(bytes)) return openFragmented(modules, indexUrl, bytes, modelUrl, emit, fetchTimeout);
   const opened = { index: (await modules.core()).SearchIndex.fromBytes(bytes) };
   let upgrading = null;
   opened.full = () =>
@@ -216,14 +218,14 @@ export async function openIndex(modules, indexUrl, modelUrl, emit) {
       },
     ));
   const { documentCount, chunkCount, hasVectors, hasStatic } = opened.index;
-  if (hasStatic) opened.rows = await staticRows(opened, indexUrl);
+  if (hasStatic) opened.rows = await staticRows(opened, indexUrl, fetchTimeout);
   if (hasVectors && modelUrl) {
     const weights = opened.index.modelWeightsFile;
     opened
       .full()
       .then((index) => attachModel(index, modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }), undefined, weights))
       .then(async ({ fromCache, keep }) => {
-        opened.modelRows = await modelRows(modelUrl, (row, bytes) => opened.index.addModelRow(row, bytes));
+        opened.modelRows = await modelRows(modelUrl, (row, bytes) => opened.index.addModelRow(row, bytes), fetchTimeout);
         emit({ event: "model", ready: true, fromCache });
         return keep();
       })
@@ -237,7 +239,7 @@ export async function openIndex(modules, indexUrl, modelUrl, emit) {
  * beside it (by range, through the Cache API: the packs are named by their content), kept in
  * memory by row so that the full module's copy of the index gets them too.
  */
-async function staticRows(opened, indexUrl) {
+async function staticRows(opened, indexUrl, timeout) {
   let cache = null;
   try {
     cache = typeof caches === "undefined" ? null : await caches.open("cairn-static-rows");
@@ -248,6 +250,7 @@ async function staticRows(opened, indexUrl) {
     base,
     cache,
     stats: rows.stats,
+    timeout,
     key: (r) => `${r.row}`,
     cacheKey: (r) => new URL(`${r.pack}?row=${r.row}`, base).href,
     describe: (run) => `static row${run.length > 1 ? "s" : ""} ${run.map((r) => r.row).join(", ")}`,
@@ -327,7 +330,7 @@ async function prepareStatic(opened, query, options) {
 }
 
 /** `openIndex` for a fragmented index: the loader over the lean fragments module's FragmentedIndex. */
-async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
+async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit, timeout) {
   // The cross-encoder `rerank` names: the full module's CrossEncoder, loaded (once) before a
   // search that asks for it (`prepareRerank`).
   let reranker = null; // { model, loading: Promise<CrossEncoder> }
@@ -335,8 +338,13 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
     if (reranker?.model !== model) throw new Error(`the cross-encoder ${JSON.stringify(model)} is not loaded, so rerank cannot run; search through the Cairn client, which loads it`);
     return (await reranker.loading).relevance(query, texts);
   };
-  const fragments = await openFragments((await modules.fragments()).FragmentedIndex, metaUrl, metaBytes, score, ({ requests, bytes }) =>
-    emit({ event: "progress", what: "fragments", loaded: bytes, total: bytes, requests }),
+  const fragments = await openFragments(
+    (await modules.fragments()).FragmentedIndex,
+    metaUrl,
+    metaBytes,
+    score,
+    ({ requests, bytes }) => emit({ event: "progress", what: "fragments", loaded: bytes, total: bytes, requests }),
+    { timeout },
   );
   const { index } = fragments;
   let encoder = null;
@@ -406,7 +414,7 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit) {
         ),
       )
       .then(async ({ fromCache, keep }) => {
-        rows = await modelRows(modelUrl, (row, bytes) => encoder.addRow(row, bytes));
+        rows = await modelRows(modelUrl, (row, bytes) => encoder.addRow(row, bytes), timeout);
         emit({ event: "model", ready: true, fromCache });
         return keep();
       })

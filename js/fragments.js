@@ -3,10 +3,16 @@
 // costs at most five rounds of requests (terms and centroids; the static rows of its terms,
 // while the model is not in; typo words and vector partitions; expansions and the vector
 // records of its best candidates; its hits' text).
-// Fragments come by HTTP range requests into the packs, adjacent ones joined into one request;
-// a host that ignores `Range` (a 200 with the whole pack) is noticed on the first answer, and
-// whole packs are fetched from then on. Each fragment is gzipped by `cairn index` and undone
-// here with DecompressionStream; fetched ones are kept in memory (in the index) and, once the
+// Fragments come by HTTP range requests into the packs, adjacent ones joined into one request.
+// Nothing a host sends is taken on trust, since one bad answer must cost one search, not the
+// page: a 206 must say (Content-Range) that it is exactly the range asked, a body is read only
+// up to the length expected (the rest is never downloaded), and every request is given up after
+// a timeout, so a search always settles. A host that ignores `Range` is recognised by evidence
+// only: a 200 whose body is the whole pack, as long as the request says (`packLength`) and,
+// where crypto.subtle exists, with the SHA-256 the pack's name begins with; whole packs are
+// fetched from then on. A fallback page or a truncated file is an error for the search that got
+// it, kept nowhere, and the next search asks again. The wasm undoes each fragment's slot and gzip (bounded by the sizes the
+// meta states) and checks it; fetched bytes are kept in memory (in the index) and, once the
 // index has checked and taken them, in the Cache API under the index's content hash, so a new
 // build invalidates them and a second visit costs nothing.
 
@@ -15,24 +21,8 @@ const CACHE_PREFIX = "cairn-fragments-";
  * `related` adds one a hop, document search one each time it grows its pool, `rerank` two (its
  * candidates' text, and their scores). */
 const MAX_ROUNDS = 18;
-
-/** `bytes` with gzip undone. */
-export async function gunzip(bytes, what) {
-  try {
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
-  } catch (e) {
-    throw new Error(`${what} is damaged (not valid gzip: ${e?.message ?? e}); build the index again and upload all of it`);
-  }
-}
-
-/** A fragment's gzip bytes out of its slot: the slot's last two bytes (little-endian) count the
- * bytes after them, these two included (`cairn::fragment::unslot`). */
-function unslot(bytes, what) {
-  const tail = bytes.length < 2 ? 0 : bytes[bytes.length - 2] | (bytes[bytes.length - 1] << 8);
-  if (tail < 2 || tail > bytes.length) throw new Error(`${what} is damaged (its slot does not end as it should); build the index again and upload all of it`);
-  return bytes.subarray(0, bytes.length - tail);
-}
+/** How long one request may take, its headers and its whole body, before it is given up (ms). */
+export const FETCH_TIMEOUT = 30_000;
 
 /** Whether `bytes` start as a gzip stream does: a fragmented index's meta file. */
 export function isFragmentedMeta(bytes) {
@@ -50,60 +40,146 @@ async function openCache(hash) {
   }
 }
 
+/** Whether `bytes` are the pack named `name` (`<20 hex digits of its SHA-256>.<kind>`); true
+ * where crypto.subtle is missing (an insecure origin), where only the length can be checked. */
+async function isPack(name, bytes) {
+  const subtle = globalThis.crypto?.subtle;
+  if (!subtle) return true;
+  const digest = new Uint8Array(await subtle.digest("SHA-256", bytes));
+  const hex = Array.from(digest.subarray(0, 10), (b) => b.toString(16).padStart(2, "0")).join("");
+  return name.startsWith(`${hex}.`);
+}
+
+/**
+ * GETs `url` (with `range`, [start, end), a range request), given up after `timeout` ms.
+ * `limitOf(response)` checks the response's status and headers (throwing to refuse it) and
+ * returns the most body bytes it may have; the body is read up to that and refused beyond it,
+ * the rest never downloaded. Returns { status, bytes }; counts into `stats`.
+ */
+async function get(url, range, timeout, stats, limitOf) {
+  const controller = new AbortController();
+  let timedOut = false;
+  let received = 0;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeout);
+  try {
+    const response = await fetch(url, { signal: controller.signal, ...(range && { headers: { Range: `bytes=${range[0]}-${range[1] - 1}` } }) });
+    stats.requests += 1;
+    if (response.status !== 200 && response.status !== 206) throw new Error(`HTTP ${response.status} ${response.statusText}`.trimEnd());
+    const limit = limitOf(response);
+    const parts = [];
+    const reader = response.body?.getReader();
+    for (;;) {
+      const { done, value } = reader
+        ? await reader.read().catch((e) => {
+            if (timedOut) throw e;
+            throw new Error(`the answer broke off after ${received} bytes (${e?.message ?? e})`);
+          })
+        : { done: true };
+      if (done) break;
+      received += value.length;
+      stats.bytes += value.length;
+      if (received > limit) {
+        reader.cancel().catch(() => {});
+        throw new Error(`the server sent more than the ${limit} bytes expected (${received} came before cairn stopped reading)`);
+      }
+      parts.push(value);
+    }
+    const bytes = new Uint8Array(received);
+    let at = 0;
+    for (const part of parts) {
+      bytes.set(part, at);
+      at += part.length;
+    }
+    return { status: response.status, bytes };
+  } catch (e) {
+    if (timedOut) throw new Error(`the host did not answer in ${timeout / 1000} s (${received} bytes came)`);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    // Ends the request if it is still going (a refused answer): a no-op once the body is read.
+    controller.abort();
+  }
+}
+
 /**
  * Fetches records and fragments out of the packs under `base` (a URL ending in `p/`): by range
  * requests, adjacent ones joined into one, or whole packs once the host shows it ignores
  * `Range`; through `cache` (a Cache API cache, or null). `load(requests)` fetches each request
- * ({ pack, offset, length, ... }) not already fetched or in flight, hands its bytes to
- * `add(request, bytes)` and, once that accepted them, stores them in the cache. `key(r)` names
- * a request, `cacheKey(r)` its cache entry, `describe(run)` a run of them in errors. `stats`
- * counts requests and bytes.
+ * ({ pack, offset, length, packLength, ... }) not already fetched or in flight, hands its bytes
+ * to `add(request, bytes)` and, once that accepted them, stores them in the cache. `key(r)`
+ * names a request, `cacheKey(r)` its cache entry, `describe(run)` a run of them in errors.
+ * `stats` counts requests and bytes. `timeout`: how long a request may take (ms).
  */
-export function packLoader({ base, cache, stats, key, cacheKey, add, describe }) {
-  let ranges; // undefined until a pack answers; then whether the host honours Range
-  const packs = new Map(); // pack name → Promise<Uint8Array>, when the host sends whole packs
+export function packLoader({ base, cache, stats, key, cacheKey, add, describe, timeout = FETCH_TIMEOUT }) {
+  if (!(timeout > 0 && timeout <= 2 ** 31 - 1)) throw new Error(`the fetch timeout must be a number of milliseconds from 1 to 2147483647, not ${timeout}`);
+  let ranges; // undefined until the host shows whether it honours Range: a 206, or a whole pack that checks
+  const packs = new Map(); // pack name → Promise<Uint8Array> of a whole pack (resolved only once checked)
   const inflight = new Map(); // key → Promise, so parallel searches share one fetch
 
-  async function wholePack(name) {
+  /** Refuses `bytes` unless they are the pack `name` of `length` bytes; `answer` says what came. */
+  async function checkPack(name, length, bytes, answer) {
+    if (bytes.length !== length) throw new Error(`${answer} with ${bytes.length} bytes, not the pack's ${length} (a fallback page or a truncated file?)`);
+    if (!(await isPack(name, bytes))) throw new Error(`${answer} with ${bytes.length} bytes that are not the pack (their SHA-256 does not match its name)`);
+  }
+
+  /** A whole pack, fetched once and kept (once checked) while the host sends no ranges. */
+  function wholePack(name, length) {
     let pending = packs.get(name);
     if (!pending) {
-      pending = fetch(new URL(name, base)).then(async (response) => {
-        if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
-        const bytes = new Uint8Array(await response.arrayBuffer());
-        stats.requests += 1;
-        stats.bytes += bytes.length;
+      const limitOf = (response) => {
+        if (response.status !== 200) throw new Error(`asked for the whole file, the server answered ${response.status}`);
+        return length;
+      };
+      pending = get(new URL(name, base), null, timeout, stats, limitOf).then(async ({ bytes }) => {
+        await checkPack(name, length, bytes, "asked for the whole file, the server answered 200");
         return bytes;
       });
       packs.set(name, pending);
-      pending.catch(() => packs.delete(name));
+      // A failed fetch is forgotten, so the next search that needs the pack tries again.
+      pending.catch(() => packs.get(name) === pending && packs.delete(name));
     }
     return pending;
   }
 
+  /** Bytes [start, end) of pack `name` by a range request. A whole pack that checks instead (a
+   * host without ranges) is kept, and tells the loader to fetch whole packs from then on. */
+  async function range(name, start, end, length) {
+    const asked = `bytes ${start}-${end - 1}/${length ?? "*"}`;
+    const limitOf = (response) => {
+      if (response.status === 200) {
+        if (length === undefined) throw new Error(`asked for ${asked}, the server answered with the whole file (200), and the pack's length is not known to check it`);
+        return length;
+      }
+      const said = response.headers.get("content-range");
+      const m = said?.match(/^bytes (\d+)-(\d+)\/(\d+|\*)$/);
+      if (!said) throw new Error(`asked for ${asked}, the server answered 206 without a Content-Range${response.type === "cors" ? " (a host on another origin must list it in Access-Control-Expose-Headers)" : ""}`);
+      if (!m || Number(m[1]) !== start || Number(m[2]) !== end - 1 || (length !== undefined && m[3] !== String(length))) throw new Error(`asked for ${asked}, the server answered 206 with Content-Range: ${said}`);
+      return end - start;
+    };
+    const { status, bytes } = await get(new URL(name, base), [start, end], timeout, stats, limitOf);
+    if (status === 206) {
+      if (bytes.length !== end - start) throw new Error(`asked for ${asked}, the server sent ${bytes.length} bytes for a range of ${end - start}`);
+      ranges ??= true;
+      return bytes;
+    }
+    await checkPack(name, length, bytes, `asked for ${asked}, the server answered 200`);
+    // The whole pack, and it checks: this host does not serve ranges.
+    packs.set(name, Promise.resolve(bytes));
+    ranges ??= false;
+    return bytes.subarray(start, end);
+  }
+
   /** Fetches a run of adjacent requests of one pack: a map key → its bytes. */
   async function fetchRun(run) {
+    const { pack, packLength } = run[0];
     const start = run[0].offset;
     const end = run[run.length - 1].offset + run[run.length - 1].length;
-    let bytes;
-    if (ranges !== false) {
-      const response = await fetch(new URL(run[0].pack, base), { headers: { Range: `bytes=${start}-${end - 1}` } });
-      if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
-      const body = new Uint8Array(await response.arrayBuffer());
-      stats.requests += 1;
-      stats.bytes += body.length;
-      if (response.status === 206) {
-        ranges = true;
-        bytes = body;
-      } else {
-        // The whole pack: this host does not serve ranges.
-        ranges = false;
-        packs.set(run[0].pack, Promise.resolve(body));
-        bytes = body.subarray(start, end);
-      }
-    } else {
-      bytes = (await wholePack(run[0].pack)).subarray(start, end);
-    }
-    if (bytes.length !== end - start) throw new Error(`the server sent ${bytes.length} bytes for a range of ${end - start}`);
+    const whole = packs.has(pack) || (ranges === false && packLength !== undefined);
+    const bytes = whole ? (await wholePack(pack, packLength)).subarray(start, end) : await range(pack, start, end, packLength);
+    if (bytes.length !== end - start) throw new Error(`the pack has ${bytes.length} bytes from ${start}, not the ${end - start} asked`);
     return new Map(run.map((r) => [key(r), bytes.slice(r.offset - start, r.offset - start + r.length)]));
   }
 
@@ -134,7 +210,7 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe })
     const fetched = await Promise.all(
       runs.map((run) =>
         fetchRun(run).catch((e) => {
-          throw new Error(`cannot fetch ${describe(run)} of ${new URL(run[0].pack, base)}: ${e?.message ?? e}; the index answers other queries, and this one once the file is there`);
+          throw new Error(`cannot fetch ${describe(run)} of ${new URL(run[0].pack, base)}: ${e?.message ?? e}; the index answers other queries, and the next search that needs ${run.length > 1 ? "these" : "it"} asks again`);
         }),
       ),
     );
@@ -149,7 +225,16 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe })
       for (const r of mine) {
         const one = all.then(async (got) => {
           const { bytes, fetched } = got.get(key(r));
-          await add(r, bytes);
+          try {
+            await add(r, bytes);
+          } catch (e) {
+            // What the index refuses is dropped, so the next search fetches it anew: a cached
+            // copy (damaged on disk), or a whole pack kept in memory (checked by its length
+            // alone where crypto.subtle is missing).
+            if (!fetched) cache?.delete(cacheKey(r)).catch(() => {});
+            packs.delete(r.pack);
+            throw e;
+          }
           // Kept for the next visit only once the index has checked and taken it.
           if (fetched) cache?.put(cacheKey(r), new Response(bytes)).catch(() => {});
         });
@@ -170,10 +255,11 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe })
  * `buildContext` with a ContextResponse; `stats` counts requests and bytes (as sent over the
  * network, gzip). `score(model, query, texts)`, for `rerank`: the cross-encoder `model`'s
  * relevance of each text to the query (a Float32Array). `onFetched(stats)`, if given, is called
- * after each round of fragments a search fetched, with `stats` as they then stand.
+ * after each round of fragments a search fetched, with `stats` as they then stand. `timeout`:
+ * how long one request for fragments may take (ms; FETCH_TIMEOUT by default).
  */
-export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score, onFetched) {
-  const index = FragmentedIndex.fromMeta(await gunzip(metaBytes, "the meta file"));
+export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score, onFetched, { timeout } = {}) {
+  const index = FragmentedIndex.fromMeta(metaBytes);
   const base = new URL("p/", metaUrl);
   const cache = await openCache(index.hash);
   const stats = { requests: 1, bytes: metaBytes.length, fromCache: 0 };
@@ -181,20 +267,19 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score, 
     base,
     cache,
     stats,
+    timeout,
     key: (r) => (r.row !== undefined ? `row/${r.row}` : r.record === undefined ? `${r.fragment}` : `${r.fragment}/${r.record}`),
     cacheKey: (r) => new URL(r.row !== undefined ? `${r.pack}?row=${r.row}` : `${r.pack}?fragment=${r.fragment}${r.record === undefined ? "" : `&record=${r.record}`}`, base).href,
     describe: (run) => {
       if (run[0].row !== undefined) return `static row${run.length > 1 ? "s" : ""} ${run.map((r) => r.row).join(", ")}`;
       const names = [...new Set(run.map((r) => r.fragment))];
-      return `fragment${names.length > 1 ? "s" : ""} ${names.join(", ")}`;
+      return `${run[0].record !== undefined ? "vector records of " : ""}fragment${names.length > 1 ? "s" : ""} ${names.join(", ")}`;
     },
-    add: async (r, bytes) => {
+    // Each as fetched: the wasm undoes a fragment's slot and gzip itself.
+    add: (r, bytes) => {
       if (r.row !== undefined) index.addStaticRow(r.row, bytes);
       else if (r.record !== undefined) index.addRecord(r.fragment, r.record, bytes);
-      else {
-        const what = `fragment ${r.fragment} of ${new URL(r.pack, base)}`;
-        index.addFragment(r.fragment, await gunzip(unslot(bytes, what), what));
-      }
+      else index.addFragment(r.fragment, bytes);
     },
   });
 

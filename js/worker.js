@@ -7,8 +7,8 @@ let opened = null;
 const post = (message) => self.postMessage(message);
 
 const methods = {
-  async open({ indexUrl, modelUrl }) {
-    const result = await openIndex(webModules, indexUrl, modelUrl, post);
+  async open({ indexUrl, modelUrl, fetchTimeout }) {
+    const result = await openIndex(webModules, indexUrl, modelUrl, post, { fetchTimeout });
     opened = result.opened;
     return result.info;
   },

@@ -358,7 +358,7 @@ impl SearchIndex {
 
 /// A fragmented index (`meta.cairn`): it holds the fragments added so far and says which a
 /// search still needs. `js/fragments.js` drives it: search, fetch what it names (range requests
-/// into the packs, gzip undone by `DecompressionStream`), `addFragment` each (or, for a
+/// into the packs, each slot as fetched: its gzip is inflated here), `addFragment` each (or, for a
 /// `{ rerank }` step, score the texts and `addRerankScores`), search again.
 #[cfg(feature = "fragments")]
 #[wasm_bindgen]
@@ -370,7 +370,7 @@ pub struct FragmentedIndex {
 #[wasm_bindgen]
 impl FragmentedIndex {
     /// Opens a fragmented index from its meta file's bytes as fetched (gzip, inflated here to at
-    /// most 16 times its size).
+    /// most 64 times its size and a megabyte).
     #[wasm_bindgen(js_name = fromMeta)]
     pub fn from_meta(
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,

@@ -66,11 +66,11 @@ fuzz_target!(
         let pack = |name: &str| &layout.packs.iter().find(|(n, _)| n == name).expect("a named pack").1;
         let query: String = index.chunks.iter().flat_map(|c| c.text.split_whitespace().take(2)).take(3).collect::<Vec<_>>().join(" ");
         let search = cairn::hit::SearchOptions { limit: 5, ..Default::default() };
-        let single = cairn::search::search(&index, &query, QueryContext::default(), &search).map(|hits| hits.into_iter().map(|h| h.chunk_id).collect::<Vec<_>>());
+        let single = cairn::search::search(&index, &query, QueryContext::default(), &search).map(|hits| hits.into_iter().map(|h| h.id.clone()).collect::<Vec<_>>());
         for _round in 0..8 {
             match reader.search(&query, QueryContext::default(), &search) {
                 Ok(Step::Done(hits)) => {
-                    let ids: Vec<_> = hits.into_iter().map(|h| h.chunk_id).collect();
+                    let ids: Vec<_> = hits.into_iter().map(|h| h.id.clone()).collect();
                     assert_eq!(Ok(ids), single.as_ref().map(Clone::clone).map_err(|_| ()), "fragments and the single file differ");
                     return;
                 }

@@ -34,18 +34,20 @@ use crate::index::vector::{dot, dot_i8, ScoredChunk};
 use crate::index::{Chunk, DocLink, Document, Index};
 use crate::search::{self, documents, expand, filter, order, Candidate, QueryContext, Retrieved};
 
-/// The most chunks a fragmented index may have: a table of that many is a few hundred MB
-/// (a 100k-page site has about a million chunks).
-pub const MAX_CHUNKS: u64 = 1 << 26;
-/// The most a meta file may inflate to, for each byte of it: real ones inflate 2 to 4 times
-/// (docs/limits.md), and a gzip bomb is refused before it costs more than this.
-pub const META_RATIO: usize = 16;
-/// The most a meta file may inflate to at all.
+/// The most chunks a fragmented index may have: the loader keeps a table a chunk (4 bytes), and
+/// a search one more, so a crafted meta can cost at most 64 MB each (a 100k-page site has about
+/// a million chunks).
+pub const MAX_CHUNKS: u64 = 1 << 24;
+/// The most a meta file may inflate to, for each byte of it, and in all (`META_FLOOR` more for
+/// small ones): real ones inflate 1.3 to 4 times, a very repetitive site's up to about 25, and
+/// a gzip bomb is refused before it costs more than this.
+pub const META_RATIO: usize = 64;
+pub const META_FLOOR: usize = 1 << 20;
 pub const MAX_META: usize = 256 << 20;
-/// How many chunks a meta may count for each byte of it (inflated): real ones count 1 to 3
-/// (each chunk is in the document and text tables), so a small meta cannot make a reader build
-/// tables for millions of chunks it does not have.
-pub const CHUNKS_PER_META_BYTE: u64 = 16;
+/// How many chunks a meta may count for each byte of it (inflated): real ones count under 3
+/// (each chunk is in the document or text tables; a site of many tiny sections, in the tens),
+/// so a small meta cannot make a reader build tables for millions of chunks it does not have.
+pub const CHUNKS_PER_META_BYTE: u64 = 64;
 
 /// How many of the binary scan's best candidates a query re-scores with their int8 records by
 /// default, for each hit it asks for (`limit`), at most the pool: 50 at 10 hits, which find as much of the exact
@@ -171,15 +173,15 @@ pub fn decode(number: u32, bytes: &[u8]) -> Result<Fragment> {
 
 pub(super) fn damaged(what: String) -> Error {
     Error::InvalidIndex(format!(
-        "{what}; the fragmented index is damaged or was only partly uploaded: build it again with `cairn index --layout fragments` and upload all of it"
+        "{what}; the fragmented index is damaged or was only partly uploaded: build the index again (`cairn index --layout fragments`) and upload all of it"
     ))
 }
 
 impl Fragmented {
     /// Opens a fragmented index from its meta file as stored (gzip), inflated to at most
-    /// `META_RATIO` times its size.
+    /// `META_RATIO` times its size (and `META_FLOOR`).
     pub fn open(file: &[u8]) -> Result<Self> {
-        let limit = file.len().saturating_mul(META_RATIO).min(MAX_META);
+        let limit = file.len().saturating_mul(META_RATIO).saturating_add(META_FLOOR).min(MAX_META);
         Self::from_envelope(&gunzip(file, limit, "the meta file")?)
     }
 
