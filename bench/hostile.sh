@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 
 echo "one document of N MB: seconds to index (--no-embed), fragments and single file"
 printf '%-6s %-10s %12s %12s %12s\n' MB format fragments single ratio
-for mb in ${SIZES:-1 2 4 8 16}; do
+for mb in ${SIZES-1 2 4 8 16}; do
   python3 - "$work/in-$mb" "$mb" <<'EOF'
 import os, sys, random
 out, mb = sys.argv[1], int(sys.argv[2])
