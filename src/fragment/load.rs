@@ -96,6 +96,23 @@ struct Retrieval {
     static_encoding: Option<Option<Vec<f32>>>,
 }
 
+impl Retrieval {
+    /// A query with nothing to search: no candidates.
+    fn empty(query_terms: Vec<String>) -> Self {
+        Retrieval {
+            retrieved: Retrieved {
+                candidates: Vec::new(),
+                score_kind: ScoreKind::Bm25,
+                query_terms,
+                expansions: Vec::new(),
+                documents: None,
+            },
+            lexical: None,
+            static_encoding: None,
+        }
+    }
+}
+
 /// Where each document of a view is in it (`view` gives them in order).
 fn positions(documents: &[u32]) -> HashMap<u32, u32> {
     documents.iter().enumerate().map(|(i, &d)| (d, i as u32)).collect()
@@ -900,17 +917,7 @@ impl Fragmented {
             search::semantic_vector(self.has_vectors(), context, options, empty)?
         };
         if nothing {
-            return Ok(Step::Done(Retrieval {
-                retrieved: Retrieved {
-                    candidates: Vec::new(),
-                    score_kind: ScoreKind::Bm25,
-                    query_terms,
-                    expansions: Vec::new(),
-                    documents: None,
-                },
-                lexical: None,
-                static_encoding: None,
-            }));
+            return Ok(Step::Done(Retrieval::empty(query_terms)));
         }
         let lexical_ran = options.mode != SearchMode::Semantic;
 
@@ -1000,17 +1007,7 @@ impl Fragmented {
         }
         if empty && expanded.expansions.is_empty() {
             // The typed word completed to nothing: as empty a query as the single file's.
-            return Ok(Step::Done(Retrieval {
-                retrieved: Retrieved {
-                    candidates: Vec::new(),
-                    score_kind: ScoreKind::Bm25,
-                    query_terms,
-                    expansions: Vec::new(),
-                    documents: None,
-                },
-                lexical: None,
-                static_encoding: None,
-            }));
+            return Ok(Step::Done(Retrieval::empty(query_terms)));
         }
         need.extend(
             expanded
