@@ -2,4 +2,4 @@
 # Indexes the project's own docs (README, ARCHITECTURE and docs/) into www/index for the demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target/debug/cairn index README.md ARCHITECTURE.md docs/*.md --out www/index --base-url /source/
+target/debug/cairn index README.md ARCHITECTURE.md docs/*.md --out www/index --base-url /source/ --layout single

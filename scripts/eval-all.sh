@@ -13,7 +13,7 @@ echo "| collection | mode | nDCG@10 | MRR@10 | recall@100 |"
 echo "|---|---|---|---|---|"
 for c in ${COLLECTIONS:-cranfield cisi med cacm adi}; do
   [ -d "$eval_dir/$c" ] || continue
-  $cairn index "$eval_dir/$c/corpus.jsonl" --out "$out/$c" "$@" >&2
+  $cairn index "$eval_dir/$c/corpus.jsonl" --out "$out/$c" --layout single "$@" >&2
   for mode in lexical semantic hybrid; do
     $cairn eval "$out/$c" --queries "$eval_dir/$c/queries.jsonl" --qrels "$eval_dir/$c/qrels/test.tsv" --mode $mode --json \
       | python3 -c "import json,sys; r=json.load(sys.stdin); print(f\"| $c | $mode | {r['ndcgAt10']:.3f} | {r['mrrAt10']:.3f} | {r['recallAt100']:.3f} |\")"

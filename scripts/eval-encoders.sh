@@ -18,7 +18,7 @@ echo "| collection | lexical | semantic f32 | semantic 8-bit | semantic static |
 echo "|---|---|---|---|---|---|---|---|"
 for c in ${COLLECTIONS:-cranfield cisi med cacm adi}; do
   [ -d "$eval_dir/$c" ] || continue
-  $cairn index "$eval_dir/$c/corpus.jsonl" --out "$out/$c" >&2
+  $cairn index "$eval_dir/$c/corpus.jsonl" --out "$out/$c" --layout single >&2
   rm -rf "$out-f32/$c"
   mkdir -p "$out-f32"
   cp -r "$out/$c" "$out-f32/$c"

@@ -59,7 +59,7 @@ echo "| collection | mode | full | full, prefix + fuzzy | cut | cut, prefix | ty
 echo "|---|---|---|---|---|---|---|---|"
 for c in ${COLLECTIONS:-cranfield cisi med cacm adi}; do
   [ -d "$eval_dir/$c" ] || continue
-  [ -f "$out/$c/index.cairn" ] || $cairn index "$eval_dir/$c/corpus.jsonl" --out "$out/$c" >&2
+  [ -f "$out/$c/index.cairn" ] || $cairn index "$eval_dir/$c/corpus.jsonl" --out "$out/$c" --layout single >&2
   make_queries "$eval_dir/$c/queries.jsonl" "$out/$c"
   qrels="$eval_dir/$c/qrels/test.tsv"
   for mode in $modes; do

@@ -156,7 +156,8 @@ enum Output {
 /// What `cairn index` writes.
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum Layout {
-    /// One file for up to 20,000 chunks, fragments for more.
+    /// One file when index.cairn (compressed) is at most 300 kB; else fragments, whose first
+    /// query costs a few hundred kB whatever the site's size.
     Auto,
     /// `index.cairn`: one download, the only kind Node apps and `cairn search --output
     /// documents|context` read.
@@ -165,8 +166,11 @@ enum Layout {
     Fragments,
 }
 
-/// Chunks from which `--layout auto` writes fragments.
-const FRAGMENTS_FROM: usize = 20_000;
+/// What a first answer should cost at most, in bytes: past it, `--layout auto` writes fragments.
+/// A single `index.cairn` is downloaded whole before the first answer (the model comes
+/// separately, in the background), while a fragmented index's first query fetches a few
+/// hundred kB (277 kB for the Rust docs, page included; Pagefind's about 520 kB).
+const FIRST_ANSWER_BUDGET: usize = 300_000;
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum WebWeights {
@@ -280,9 +284,14 @@ struct IndexArgs {
     /// tokens, the title and headings it reads with the chunk included).
     #[arg(long, default_value_t = IndexSettings::default().chunk_words, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     chunk_words: u32,
-    /// Prefix of each file's URL (its path under the input folder follows).
+    /// Prefix of each file's URL (its path under the input folder follows; with several input
+    /// folders, the folder's name first: std/index.html, book/index.html).
     #[arg(long, default_value = "")]
     base_url: String,
+    /// In a built site (a folder with an index.html at its top), index every file cairn reads,
+    /// not only the HTML pages (Sphinx's _sources/*.txt copies, robots.txt, PDFs, ...).
+    #[arg(long)]
+    all_files: bool,
     /// Leave out files matching this glob (repeatable), e.g. '**/drafts/**'.
     #[arg(long)]
     exclude: Vec<String>,
@@ -304,7 +313,9 @@ struct IndexArgs {
     /// index with a graph keeps f32.
     #[arg(long, value_enum, default_value_t = vector::Precision::Int8)]
     vectors: vector::Precision,
-    /// One file, or fragments a browser fetches only as a query needs them (for large sites).
+    /// One file, or fragments a browser fetches only as a query needs them; auto writes
+    /// fragments when index.cairn (compressed) would be over 300 kB, what a browser downloads
+    /// before its first answer.
     #[arg(long, value_enum, default_value_t = Layout::Auto)]
     layout: Layout,
 }
@@ -319,9 +330,19 @@ fn index(args: IndexArgs) -> Result<()> {
         );
     }
     let exclude = globs.build()?;
-    let files = ingest::collect_files(&args.inputs, &exclude)?;
+    let files = ingest::collect(
+        &args.inputs,
+        &exclude,
+        &ingest::CollectOptions {
+            all_files: args.all_files,
+        },
+    )?;
     for skipped in &files.skipped {
         eprintln!("skipped {}", terminal_safe(&skipped.to_string(), 1000));
+    }
+    // A built site's other files (Sphinx's _sources/*.txt) are left out: say so, once a site.
+    for site in files.sites.iter().filter(|s| !s.left_out.is_empty()) {
+        eprintln!("{}", terminal_safe(&site.to_string(), 1000));
     }
     if files.is_empty() {
         bail!("no files to index in {:?}: cairn reads .md, .markdown, .html, .htm, .pdf, .txt and .jsonl", args.inputs);
@@ -379,6 +400,7 @@ fn index(args: IndexArgs) -> Result<()> {
     // The index being replaced, if it was embedded by the same model: unchanged chunks keep
     // their vectors and unchanged documents their summaries.
     let mut previous = None;
+    let mut previous_texts = None;
     let vectors = match &model {
         None => None,
         Some((embedder, source)) => {
@@ -394,12 +416,15 @@ fn index(args: IndexArgs) -> Result<()> {
                 tokenizer_sha256: embed::sha256_hex(&source.tokenizer),
             };
             // A shard embeds its whole share; only a full build reads the previous index.
-            previous = args
-                .shard
-                .is_none()
-                .then(|| previous_index(&args.out))
-                .flatten()
-                .and_then(|old| build::Previous::of(&old, &identity));
+            let old = args.shard.is_none().then(|| previous_index(&args.out)).flatten();
+            previous = old.as_ref().and_then(|old| build::Previous::of(old, &identity));
+            // What it has vectors for, so the estimate counts only the chunks to embed.
+            previous_texts = old.filter(|_| previous.is_some()).map(|old| {
+                old.chunks
+                    .iter()
+                    .map(|c| text_hash(&cairn::index::indexed_text(old.document_of(c), c)))
+                    .collect()
+            });
             Some(build::VectorOptions {
                 embedder,
                 identity,
@@ -410,6 +435,12 @@ fn index(args: IndexArgs) -> Result<()> {
             })
         }
     };
+    if let Some(vectors) = &vectors {
+        let range = args.shard.map_or(0..chunk_total, |s| s.range(chunk_total));
+        if let Some(line) = embedding_estimate(&ingested.documents, range, vectors, previous_texts.as_ref()) {
+            eprintln!("{line}");
+        }
+    }
     if let Some(shard) = args.shard {
         let options = vectors.expect("--shard needs the model (clap refuses --no-embed)");
         return write_part(shard, ingested.documents, settings, options, &args, staging, started);
@@ -465,12 +496,35 @@ fn write_index(
     with_model: bool,
 ) -> Result<(String, usize)> {
     let out = staging.out.clone();
+    // The single file, compressed, is what a browser downloads before its first answer: auto
+    // writes it when that is within the budget.
+    let single = match layout {
+        Layout::Fragments => None,
+        Layout::Auto | Layout::Single => Some(format::write(index)?),
+    };
+    let size = single.as_ref().map_or(0, Vec::len);
     let fragments = match layout {
-        Layout::Auto => index.chunks.len() >= FRAGMENTS_FROM,
+        Layout::Auto => size > FIRST_ANSWER_BUDGET,
         Layout::Single => false,
         Layout::Fragments => true,
     };
+    let why = (layout == Layout::Auto).then(|| {
+        if fragments {
+            format!(
+                "{INDEX_FILE} would be {}, over the {} a first answer should cost: wrote fragments",
+                kilobytes(size),
+                kilobytes(FIRST_ANSWER_BUDGET)
+            )
+        } else {
+            format!(
+                "{}, within the {} a first answer should cost: one file",
+                kilobytes(size),
+                kilobytes(FIRST_ANSWER_BUDGET)
+            )
+        }
+    });
     if fragments {
+        drop(single);
         // Packs are named by their content, so new ones never overwrite the live index's; the
         // meta file that names them is renamed into place like index.cairn.
         let mut layout = fragment::write::layout(index, &fragment::write::Options::default())?;
@@ -484,14 +538,15 @@ fn write_index(
         }
         let total = layout.meta.len() + layout.packs.iter().map(|(_, b)| b.len()).sum::<usize>();
         let path = format!(
-            "{} ({} fragments in {} packs)",
+            "{} ({} fragments in {} packs{})",
             out.join(fragment::META_FILE).display(),
             layout.fragments,
-            layout.packs.len()
+            layout.packs.len(),
+            why.map_or(String::new(), |why| format!("; {why}"))
         );
         Ok((path, total))
     } else {
-        let bytes = format::write(index)?;
+        let bytes = single.expect("a single file is written in memory first");
         fragment::write::save_packs(&rows_packs, &out)?;
         write_synced(&staging.path.join(INDEX_FILE), &bytes)?;
         let owned = staging.commit(with_model, INDEX_FILE)?;
@@ -499,7 +554,105 @@ fn write_index(
             let _ = std::fs::remove_file(out.join(fragment::META_FILE));
         }
         fragment::write::remove_owned(&out, &owned.packs, rows_packs.iter().map(|(n, _)| n.as_str()))?;
-        Ok((out.join(INDEX_FILE).display().to_string(), bytes.len()))
+        let path = out.join(INDEX_FILE).display().to_string();
+        Ok((why.map_or(path.clone(), |why| format!("{path}: {why}")), bytes.len()))
+    }
+}
+
+/// Bytes as the summary line writes them, in decimal units as hosts and browsers count:
+/// 300 kB, 4.7 MB.
+fn kilobytes(bytes: usize) -> String {
+    match bytes {
+        b if b < 1_000 => format!("{b} bytes"),
+        b if b < 100_000 => format!("{:.1} kB", b as f64 / 1e3),
+        b if b < 1_000_000 => format!("{:.0} kB", b as f64 / 1e3),
+        b => format!("{:.1} MB", b as f64 / 1e6),
+    }
+}
+
+/// A text's 64-bit hash: the estimate's way to tell a chunk the previous index has a vector
+/// for without keeping its text twice.
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Before embedding, how long it will take: the chunks in `range` (all of them, or a shard's)
+/// that the previous index has no vector for (`previous`, hashes of its chunks' texts), and the
+/// time a sample of them spread over the build takes, embedded on every core as the build
+/// does, extrapolated by their length in bytes. A build with fewer than 50 times the sample
+/// to embed (400 chunks on up to 2 cores) is not estimated, so the sample costs at most 2% of
+/// a build; nor is one whose sample fails (the build will say why).
+fn embedding_estimate(
+    documents: &[ingest::SourceDocument],
+    range: std::ops::Range<usize>,
+    vectors: &build::VectorOptions,
+    previous: Option<&std::collections::HashSet<u64>>,
+) -> Option<String> {
+    let threads = rayon::current_num_threads();
+    let sample_size = (4 * threads).clamp(8, 32);
+    let total = range.len();
+    if total < 50 * sample_size {
+        return None;
+    }
+    let texts: Vec<String> = documents
+        .iter()
+        .flat_map(|d| d.chunks.iter().map(move |c| cairn::index::indexed_text(&d.document, c)))
+        .skip(range.start)
+        .take(total)
+        .filter(|t| !previous.is_some_and(|p| p.contains(&text_hash(t))))
+        .collect();
+    if texts.len() < 50 * sample_size {
+        return None;
+    }
+    let step = texts.len() / sample_size;
+    let sample: Vec<&str> = (0..sample_size).map(|i| texts[i * step + step / 2].as_str()).collect();
+    let embedder = vectors.embedder;
+    // A short text on each core first: a thread's first call sets up what later ones reuse.
+    (0..threads)
+        .into_par_iter()
+        .try_for_each(|_| embedder.embed("warming up").map(drop))
+        .ok()?;
+    // Each text's own time, on every core at once (as the build shares the memory bus): their
+    // sum over the cores is the build's wall time, whichever text ran on which core.
+    let seconds: f64 = sample
+        .par_iter()
+        .map(|text| {
+            let began = Instant::now();
+            embedder.embed(text).map(|_| began.elapsed().as_secs_f64())
+        })
+        .collect::<cairn::Result<Vec<f64>>>()
+        .ok()?
+        .iter()
+        .sum();
+    let sample_bytes: usize = sample.iter().map(|t| t.len()).sum();
+    let all_bytes: usize = texts.iter().map(String::len).sum();
+    let estimate = seconds * all_bytes as f64 / sample_bytes.max(1) as f64 / threads as f64;
+    let kept = total - texts.len();
+    Some(format!(
+        "embedding {} chunks{}: about {} on this machine ({threads} cores); a rebuild into the same folder re-embeds only the chunks that changed",
+        ingest::thousands(texts.len()),
+        if kept > 0 {
+            format!(" ({} kept from the previous index)", ingest::thousands(kept))
+        } else {
+            String::new()
+        },
+        duration(estimate)
+    ))
+}
+
+/// A duration as an estimate says it: 40 s, 25 min, 2 h 10 min.
+fn duration(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    match s {
+        s if s < 90 => format!("{} s", (s.max(1) + 4) / 5 * 5),
+        s if s < 90 * 60 => format!("{} min", (s + 30) / 60),
+        s => {
+            let minutes = (s + 30) / 60;
+            format!("{} h {} min", minutes / 60, minutes % 60)
+        }
     }
 }
 

@@ -7,6 +7,10 @@
 //! than [`MAX_FILE_BYTES`] ([`MAX_PDF_BYTES`] for a PDF) and paths that are not regular files
 //! (a FIFO, a device). Ids are unique: a second document with an id already taken is reported
 //! with both places and skipped.
+//!
+//! [`collect`] lists the inputs as `cairn index` takes them: a built site (a folder with an
+//! `index.html` at its top) by its HTML pages only, several input folders each under its own
+//! name, and no two files with one id (and URL).
 
 pub mod dates;
 mod html;
@@ -103,12 +107,15 @@ pub struct Ingested {
     pub warnings: Vec<Error>,
 }
 
-/// The files to ingest (it derefs to them), and the paths under the input folders that could
-/// not be listed (a dangling symbolic link, a folder that cannot be read), each with why.
+/// The files to ingest (it derefs to them), the paths under the input folders that could
+/// not be listed (a dangling symbolic link, a folder that cannot be read), each with why, and
+/// the input folders read as built sites.
 #[derive(Debug, Default)]
 pub struct Collected {
     pub files: Vec<InputFile>,
     pub skipped: Vec<Error>,
+    /// The input folders [`collect`] read as built sites, and what it left out of each.
+    pub sites: Vec<BuiltSite>,
 }
 
 impl std::ops::Deref for Collected {
@@ -120,17 +127,131 @@ impl std::ops::Deref for Collected {
 
 const EXTENSIONS: &[&str] = &["md", "markdown", "html", "htm", "pdf", "txt", "jsonl"];
 
-/// Lists the files to ingest, in a stable order: files given by name, and the supported files
-/// under folders given by name, less those matching an `exclude` glob. What cannot be listed
-/// under a folder is in `skipped` (an input that cannot be read at all is the error).
+/// The extensions of a built site's pages.
+const PAGES: &[&str] = &["html", "htm"];
+
+/// The files that make an input folder a built site: a page at its top that a web server serves
+/// as the folder's own URL.
+pub const SITE_MARKERS: &[&str] = &["index.html", "index.htm"];
+
+/// How [`collect`] lists the inputs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CollectOptions {
+    /// Under a built site, take every supported file (`--all-files`), not only its pages.
+    pub all_files: bool,
+}
+
+/// An input folder read as a built site: one with an `index.html` (or `index.htm`) directly
+/// inside it. A site generator copies other files beside its pages (Sphinx the sources of every
+/// page as `_sources/*.txt`, others `robots.txt` or PDFs to download); as Pagefind does, only
+/// the pages are indexed unless [`CollectOptions::all_files`] is set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuiltSite {
+    /// The folder, as the command line named it.
+    pub folder: PathBuf,
+    /// Its HTML pages (`.html`, `.htm`), all taken.
+    pub pages: usize,
+    /// The other supported files under it that were left out, by extension: (extension, count),
+    /// most first. Empty with `all_files`.
+    pub left_out: Vec<(String, usize)>,
+}
+
+impl BuiltSite {
+    /// How many files were left out.
+    pub fn left_out_files(&self) -> usize {
+        self.left_out.iter().map(|(_, n)| n).sum()
+    }
+}
+
+impl std::fmt::Display for BuiltSite {
+    /// One line: what was indexed and left out, and how to index the rest.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = |n: usize, one: &str, many: &str| {
+            format!("{} {}", thousands(n), if n == 1 { one } else { many })
+        };
+        write!(
+            f,
+            "{} is a built site: indexed its {}",
+            self.folder.display(),
+            plural(self.pages, "HTML page", "HTML pages")
+        )?;
+        if self.left_out.is_empty() {
+            return Ok(());
+        }
+        let kinds: Vec<String> = self
+            .left_out
+            .iter()
+            .map(|(ext, n)| format!(".{ext} {}", thousands(*n)))
+            .collect();
+        write!(
+            f,
+            ", left out {} ({}); pass --all-files to index them",
+            plural(self.left_out_files(), "other file", "other files"),
+            kinds.join(", ")
+        )
+    }
+}
+
+/// A count with thousands separated by commas (20,475), as messages write it.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Lists the files to ingest, as `cairn index` does, in a stable order: files given by name,
+/// and the supported files under folders given by name, less those matching an `exclude` glob
+/// (matched against a file's path under its input folder, its id and its path as listed).
+///
+/// - A folder with an `index.html` (or `index.htm`) directly inside it is a built site
+///   ([`BuiltSite`]): only its HTML pages are taken, unless `options.all_files`. A file named
+///   on the command line is always taken.
+/// - With one input folder, a file's id and URL are its path under that folder (`guide/a.md`).
+///   With more than one, they keep the folder's name (`std/index.html`, `book/index.html`), so
+///   two sites' pages cannot meet at one URL.
+/// - No two files may have the same id (and so the same URL): that is an error naming both. The
+///   same file reached twice is taken once.
+///
+/// What cannot be listed under a folder is in `skipped` (an input that cannot be read at all
+/// is the error).
+pub fn collect(inputs: &[PathBuf], exclude: &GlobSet, options: &CollectOptions) -> Result<Collected> {
+    list(inputs, exclude, Some(options))
+}
+
+/// Lists the files to ingest, every supported file under each folder (built sites too), each
+/// folder the root of its files' ids, whatever the number of folders; two files with one id are
+/// left for [`ingest`] to report. What the readers' tests and tools use; `cairn index` lists
+/// its inputs with [`collect`].
 pub fn collect_files(inputs: &[PathBuf], exclude: &GlobSet) -> Result<Collected> {
+    list(inputs, exclude, None)
+}
+
+/// [`collect`] with `options`, or [`collect_files`] without.
+fn list(
+    inputs: &[PathBuf],
+    exclude: &GlobSet,
+    options: Option<&CollectOptions>,
+) -> Result<Collected> {
+    let cannot_read = |input: &Path, e: std::io::Error| Error::Ingest {
+        path: input.display().to_string(),
+        message: format!("cannot read it: {e}"),
+    };
+    let metas = inputs
+        .iter()
+        .map(|input| std::fs::metadata(input).map_err(|e| cannot_read(input, e)))
+        .collect::<Result<Vec<_>>>()?;
+    // With several input folders, each keeps its name in its files' ids and URLs.
+    let named = options.is_some() && metas.iter().filter(|m| m.is_dir()).count() > 1;
     let mut out = Vec::new();
     let mut skipped = Vec::new();
-    for input in inputs {
-        let meta = std::fs::metadata(input).map_err(|e| Error::Ingest {
-            path: input.display().to_string(),
-            message: format!("cannot read it: {e}"),
-        })?;
+    let mut sites = Vec::new();
+    for (input, meta) in inputs.iter().zip(&metas) {
         if !meta.is_dir() {
             // A file named by a relative path keeps that path as its id; an absolute one, its name.
             let root = if input.is_relative() {
@@ -142,55 +263,86 @@ pub fn collect_files(inputs: &[PathBuf], exclude: &GlobSet) -> Result<Collected>
                 root,
                 path: input.clone(),
             };
-            match not_regular(&meta.file_type()) {
-                Some(why) => skipped.push((file, why)),
-                None => out.push(file),
+            if !excluded(exclude, &file, None) {
+                match not_regular(&meta.file_type()) {
+                    Some(why) => skipped.push((file, why)),
+                    None => out.push(file),
+                }
             }
             continue;
         }
+        let (walked, root) = if named {
+            folder_root(input).map_err(|e| cannot_read(input, e))?
+        } else {
+            (input.clone(), input.clone())
+        };
         let mut files = Vec::new();
-        for entry in walkdir::WalkDir::new(input).follow_links(true) {
+        let mut problems = Vec::new();
+        for entry in walkdir::WalkDir::new(&walked).follow_links(true) {
             match entry {
                 Ok(entry) if entry.file_type().is_dir() => {}
                 Ok(entry) if has_supported_extension(entry.path()) => {
                     match not_regular(&entry.file_type()) {
                         // Never opened: a FIFO would wait for a writer, a device never end.
-                        Some(why) => skipped.push((
-                            InputFile {
-                                root: input.clone(),
-                                path: entry.into_path(),
-                            },
-                            why,
-                        )),
+                        Some(why) => problems.push((entry.into_path(), why)),
                         None => files.push(entry.into_path()),
                     }
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    let path = e.path().unwrap_or(input).to_path_buf();
+                    let path = e.path().unwrap_or(&walked).to_path_buf();
                     // A broken link to, say, an image is none of our business.
                     if path.extension().is_none() || has_supported_extension(&path) {
-                        let file = InputFile {
-                            root: input.clone(),
-                            path,
-                        };
-                        skipped.push((file, listing_problem(&e)));
+                        problems.push((path, listing_problem(&e)));
                     }
                 }
             }
         }
         files.sort();
-        out.extend(files.into_iter().map(|path| InputFile {
-            root: input.clone(),
+        let file = |path: PathBuf| InputFile {
+            root: root.clone(),
             path,
-        }));
+        };
+        let mut files: Vec<InputFile> = files
+            .into_iter()
+            .map(file)
+            .filter(|f| !excluded(exclude, f, Some(&walked)))
+            .collect();
+        let mut problems: Vec<(InputFile, String)> = problems
+            .into_iter()
+            .map(|(path, why)| (file(path), why))
+            .filter(|(f, _)| !excluded(exclude, f, Some(&walked)))
+            .collect();
+        let built = options.is_some() && SITE_MARKERS.iter().any(|m| walked.join(m).is_file());
+        if built {
+            let is_page = |f: &InputFile| extension(&f.path).is_some_and(|e| PAGES.contains(&e.as_str()));
+            let mut left_out: Vec<(String, usize)> = Vec::new();
+            if !options.is_some_and(|o| o.all_files) {
+                for f in files.iter().filter(|f| !is_page(f)) {
+                    let ext = extension(&f.path).unwrap_or_default();
+                    match left_out.iter_mut().find(|(e, _)| *e == ext) {
+                        Some((_, n)) => *n += 1,
+                        None => left_out.push((ext, 1)),
+                    }
+                }
+                left_out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                files.retain(is_page);
+                problems.retain(|(f, _)| is_page(f) || extension(&f.path).is_none());
+            }
+            sites.push(BuiltSite {
+                folder: input.clone(),
+                pages: files.iter().filter(|f| is_page(f)).count(),
+                left_out,
+            });
+        }
+        out.extend(files);
+        skipped.extend(problems);
     }
-    let excluded =
-        |file: &InputFile| exclude.is_match(file.relative()) || exclude.is_match(&file.path);
-    out.retain(|file| !excluded(file));
+    if options.is_some() {
+        out = unique(out)?;
+    }
     let skipped = skipped
         .into_iter()
-        .filter(|(file, _)| !excluded(file))
         .map(|(file, message)| Error::Ingest {
             path: file.path.display().to_string(),
             message,
@@ -199,7 +351,76 @@ pub fn collect_files(inputs: &[PathBuf], exclude: &GlobSet) -> Result<Collected>
     Ok(Collected {
         files: out,
         skipped,
+        sites,
     })
+}
+
+/// Whether an `exclude` glob matches a file: its id, its path as listed, or (`folder`, the input
+/// folder it was found under) its path under that folder.
+fn excluded(exclude: &GlobSet, file: &InputFile, folder: Option<&Path>) -> bool {
+    exclude.is_match(file.relative())
+        || exclude.is_match(&file.path)
+        || folder.is_some_and(|folder| {
+            let under = InputFile {
+                root: folder.to_path_buf(),
+                path: file.path.clone(),
+            };
+            exclude.is_match(under.relative())
+        })
+}
+
+/// For one of several input folders: the path to walk it by and the root its files' ids are
+/// relative to, its parent, so they keep the folder's name. A folder named without a name of
+/// its own (`.`, `..`, `docs/..`) is walked by its full path, which has one.
+fn folder_root(input: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
+    let walked = if input.file_name().is_some() {
+        input.to_path_buf()
+    } else {
+        std::fs::canonicalize(input)?
+    };
+    let root = walked.parent().map(Path::to_path_buf).unwrap_or_else(|| walked.clone());
+    Ok((walked, root))
+}
+
+/// The files, each id once: the same file listed twice (a folder and a file in it, both named)
+/// is kept the first time; two files with one id (and so one URL) are an error naming both.
+/// A JSONL file's documents take their ids from its records, so its own path does not count.
+fn unique(files: Vec<InputFile>) -> Result<Vec<InputFile>> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<InputFile> = Vec::with_capacity(files.len());
+    for file in files {
+        if extension(&file.path).as_deref() == Some("jsonl") {
+            out.push(file);
+            continue;
+        }
+        match seen.entry(file.relative()) {
+            Entry::Vacant(entry) => {
+                entry.insert(out.len());
+                out.push(file);
+            }
+            Entry::Occupied(entry) => {
+                let first = &out[*entry.get()];
+                let same = |a: &Path, b: &Path| {
+                    a == b
+                        || std::fs::canonicalize(a)
+                            .ok()
+                            .is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
+                };
+                if same(&first.path, &file.path) {
+                    continue;
+                }
+                return Err(Error::Ingest {
+                    path: file.path.display().to_string(),
+                    message: format!(
+                        "its id and URL would be {:?}, as {}'s are: two inputs give them the same path; index folders with different names (such as their parent folders), or leave one out with --exclude",
+                        entry.key(),
+                        first.path.display()
+                    ),
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Why walkdir could not list a path, in words.
