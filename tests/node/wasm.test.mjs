@@ -34,7 +34,7 @@ function cliBatch(indexDir, queriesFile, mode, limit) {
 }
 
 test("lexical: CLI and wasm return the same ids in the same order (CISI, 76 queries)", () => {
-  const dir = buildIndex([join(evalDir, "cisi/corpus.jsonl")], ["--no-embed"]);
+  const dir = buildIndex([join(evalDir, "cisi/corpus.jsonl")], ["--no-embed", "--layout", "single"]);
   const index = SearchIndex.fromBytes(readFileSync(join(dir, "index.cairn")));
   const queriesFile = join(evalDir, "cisi/queries.jsonl");
   const queries = readFileSync(queriesFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
