@@ -96,8 +96,13 @@ impl StaticRows {
     pub fn request(&self, row: u32) -> RowRequest {
         let length = record_length(self.dimension as usize) as u32;
         let pack = row / self.per_pack;
-        // Every pack holds `per_pack` rows but the last, which holds the rest.
-        let rows_in_pack = (self.len() as u64 - pack as u64 * self.per_pack as u64).min(self.per_pack as u64);
+        // Every pack holds `per_pack` rows but the last, which holds the rest (counted only
+        // for it: a row request is on the query's path).
+        let rows_in_pack = if (pack as usize) + 1 < self.packs.len() {
+            self.per_pack as u64
+        } else {
+            (self.len() as u64).saturating_sub(pack as u64 * self.per_pack as u64)
+        };
         RowRequest {
             row,
             pack: self.packs[pack as usize].clone(),
