@@ -18,7 +18,7 @@ use crate::index::{format, Index};
 #[cfg(feature = "model")]
 use crate::rerank::Reranker;
 use crate::search::expand::{expand, Expanded};
-use crate::search::{self, QueryContext};
+use crate::search::{self, answer, QueryContext, Whole};
 use crate::statics::{RowRequest, StaticTable};
 
 /// Cheap to clone (the index and the model are shared), so a shell can attach a model to a copy
@@ -186,40 +186,17 @@ impl Searcher {
         crate::statics::query_terms(&self.index.lexical, &self.index.analyzer().terms(query))
     }
 
-    /// The query's embedding and what made it, when the mode wants one and an encoder can make
-    /// it: the model when it is loaded (or asked for), else the static tier once its rows for the
-    /// query are in. With `fuzzy`, the model reads the query with its typos corrected, from the
-    /// expansion made here once and handed to the search. (The static tier reads the query as
-    /// typed: a typo has no row and adds nothing, and so a fragmented index, which has no
-    /// correction before its word shards are in, encodes the same.) Not for a query with nothing
-    /// to search (no terms, and no word being typed to complete): it has no hits, so no encoder
-    /// is run for it.
+    /// The model's embedding of the query, when the mode wants one, the model makes it (the
+    /// static tier is the search's to run) and the query has something to search. With `fuzzy`,
+    /// the model reads the query with its typos corrected, from the expansion made here once
+    /// and handed to the search.
     fn prepare(&self, query: &str, options: &SearchOptions) -> Result<Prepared> {
         let expanded = self.expansion(query, options);
-        let terms = self.index.analyzer().terms(query);
-        let nothing = !options.prefix && terms.is_empty();
-        if options.mode == SearchMode::Lexical || !self.has_vectors() || nothing {
-            return Ok(Prepared {
-                vector: None,
-                expanded,
-            });
+        let nothing = !options.prefix && self.index.analyzer().terms(query).is_empty();
+        if options.mode == SearchMode::Lexical || !self.has_vectors() || nothing || self.wants_static(options) {
+            return Ok(Prepared { vector: None, expanded });
         }
-        let vector = if self.wants_static(options) {
-            let Some(table) = &self.statics else {
-                return Err(crate::Error::InvalidInput(
-                    "this index has no static tier (it was built with --no-static); search with the model, or build the index again without --no-static".into(),
-                ));
-            };
-            let terms = self.static_terms(query);
-            table
-                .ready(&terms)
-                .then(|| table.encode(&terms))
-                .flatten()
-                .map(|v| (v, Encoder::Static))
-        } else {
-            self.embed_query(&model_text(query, expanded.as_ref()))?
-                .map(|v| (v, Encoder::Model))
-        };
+        let vector = self.embed_query(&model_text(query, expanded.as_ref()))?;
         Ok(Prepared { vector, expanded })
     }
 
@@ -244,11 +221,10 @@ impl Searcher {
         };
         #[cfg(not(feature = "model"))]
         let reranker = None;
-        let vector = prepared.vector.as_ref();
         QueryContext {
-            vector: vector.map(|(v, _)| v.as_slice()),
+            vector: prepared.vector.as_deref(),
             vector_from_caller: false,
-            encoder: vector.map_or(Encoder::Model, |(_, e)| *e),
+            encoder: Encoder::Model,
             #[cfg(feature = "model")]
             embedder: self.embedder.as_deref(),
             now_ms: options.now.unwrap_or_else(now_ms),
@@ -257,11 +233,19 @@ impl Searcher {
         }
     }
 
-    /// Runs a search. A semantic or hybrid search embeds the query when the model is loaded;
-    /// until then a hybrid search answers lexically.
+    /// The index as the search engine reads it.
+    fn source(&self) -> Whole<'_> {
+        Whole {
+            index: &self.index,
+            statics: self.statics.as_deref(),
+        }
+    }
+
+    /// Runs a search. A semantic or hybrid search embeds the query with the model when it is
+    /// loaded, else with the static tier; until either can, a hybrid search answers lexically.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
         let prepared = self.prepare(query, options)?;
-        search::search(&self.index, query, self.context(&prepared, options), options)
+        search::answered(answer::search(&self.source(), query, self.context(&prepared, options), options)?)
     }
 
     /// Runs a search with a query embedding the caller computed (normalized, of the index's
@@ -272,17 +256,14 @@ impl Searcher {
         vector: &[f32],
         options: &SearchOptions,
     ) -> Result<Vec<SearchHit>> {
-        search::search(
-            &self.index,
-            query,
-            QueryContext {
-                vector: Some(vector),
-                vector_from_caller: true,
-                encoder: Encoder::Given,
-                ..self.context(&Prepared::default(), options)
-            },
-            options,
-        )
+        let none = Prepared::default();
+        let context = QueryContext {
+            vector: Some(vector),
+            vector_from_caller: true,
+            encoder: Encoder::Given,
+            ..self.context(&none, options)
+        };
+        search::answered(answer::search(&self.source(), query, context, options)?)
     }
 
     /// Searches and groups the hits by document.
@@ -292,25 +273,16 @@ impl Searcher {
         options: &DocumentSearchOptions,
     ) -> Result<DocumentSearchResponse> {
         let prepared = self.prepare(query, &options.search)?;
-        search::documents::search_documents(
-            &self.index,
-            query,
-            self.context(&prepared, &options.search),
-            options,
-            now_ms,
-        )
+        let context = self.context(&prepared, &options.search);
+        search::answered(answer::search_documents(&self.source(), query, context, options, now_ms)?)
     }
 
     /// The best chunks for a query that fit a token budget, as a prompt, with every candidate
     /// considered.
     pub fn build_context(&self, query: &str, options: &ContextOptions) -> Result<ContextResponse> {
         let prepared = self.prepare(query, &options.search)?;
-        search::context::build_context(
-            &self.index,
-            query,
-            self.context(&prepared, &options.search),
-            options,
-        )
+        let context = self.context(&prepared, &options.search);
+        search::answered(answer::build_context(&self.source(), query, context, options)?)
     }
 }
 
@@ -321,11 +293,11 @@ fn model_text<'a>(query: &'a str, expanded: Option<&Expanded>) -> std::borrow::C
         .map_or(std::borrow::Cow::Borrowed(query), std::borrow::Cow::Owned)
 }
 
-/// What a search prepares before it runs: the query's embedding and what made it, and its
-/// expansion when the encoders read a corrected query.
+/// What a search prepares before it runs: the model's embedding of the query, and its
+/// expansion when the model reads a corrected query.
 #[derive(Default)]
 struct Prepared {
-    vector: Option<(Vec<f32>, Encoder)>,
+    vector: Option<Vec<f32>>,
     expanded: Option<Expanded>,
 }
 

@@ -39,6 +39,9 @@ const QUERIES: &[&str] = &[
     "cof",
     "highl",
     "the alpi",
+    // Ending in a stop word: with `prefix`, the word being typed ("the", "of") completes.
+    "search the",
+    "alpine archive of",
     "cofee in parris",
     "recrods with metadat",
     // A lone stop word, or one last, as a search box sees it typed: with `prefix`, it completes

@@ -1,38 +1,31 @@
-//! Searching a fragmented index with the fragments loaded so far. A search either answers or
-//! names the fragments (and vector records) it still needs; the shell fetches those in
-//! parallel, adds them and asks again. A plain query costs at most five rounds (terms and
-//! centroids; the static rows of its terms, when the static tier embeds it; typo words and
-//! partitions; expansions and vector records; its hits' text); `related` adds a round of text a
-//! hop, document search a round each time it grows its pool, `rerank` two (its candidates'
-//! text, then their scores, which the shell gets from the cross-encoder); a round with nothing
-//! to fetch costs none, as does a fragment already loaded.
-//!
-//! Lexical ranking is the single file's to the bit: term shards carry each posting's chunk
-//! length and the meta the document table, so `LexicalIndex::search_words` runs on the same
-//! numbers. The vector side scans the codes (each vector's difference from its centroid) of
-//! the partitions whose centroids are nearest the query and re-scores the best `rescore` with their int8 records, the single
-//! file's own bytes; the rest of the pool keeps its estimates. The hits are then dressed by the single file's own code, on a small
-//! `Index` of just the loaded chunks and documents they need.
+//! A fragmented index as a search `Source`: its meta opened and checked, the fragments and
+//! vector records added as the shell fetches them (each decoded, bounded and checked against
+//! the meta before it is held), and what the engine reads of them: term and word shards as a
+//! lexical index, the vector side's partitions (binary codes scanned, the best re-scored with
+//! their int8 records), field values, dates, and the text of the chunks shown as a small
+//! `Index`. Lexical scores are the single file's to the bit (term shards carry each posting's
+//! length byte, the meta the document table). `native::Folder` reads the packs from a folder.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::{
     default_probes, Address, Centroids, CodeQuery, Fragment, LinkedDocument, Meta, Partition, Payload, TermShard, TextFragment,
     WordShard, FRAGMENT_MAGIC, META_MAGIC,
 };
-use crate::analyze::Analyzer;
 use crate::error::{Error, Result};
 use crate::hit::{
-    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, Encoder, ScoreKind,
-    SearchHit, SearchMode, SearchOptions,
+    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit, SearchOptions,
 };
-use crate::statics::{RowRequest, StaticTable};
+use crate::statics::StaticTable;
 use crate::index::format::{gunzip, lengths_in_range, open, settings_in_range};
 use crate::index::lexical::{least_length, term_idfs, Documents, LexicalIndex, Postings};
 use crate::index::vector::{dot, dot_i8, ScoredChunk};
-use crate::index::{Chunk, DocLink, Document, Index};
-use crate::search::{self, documents, expand, filter, order, Candidate, QueryContext, Retrieved};
+use crate::index::{Chunk, DocLink, Document, Index, IndexSettings};
+use crate::search::source::{Held, Need, Source, View};
+use crate::search::{self, answer, order, QueryContext};
+pub use crate::search::source::Step;
 
 /// The most chunks a fragmented index may have: the loader keeps a table a chunk (4 bytes), and
 /// a search one more, so a crafted meta can cost at most 64 MB each (a 100k-page site has about
@@ -85,95 +78,8 @@ pub struct Fragmented {
     rerank_scores: Vec<(RerankKey, Vec<f32>)>,
 }
 
-/// What rounds 1 to 3 of a search give: the fused candidates, and the lexical index of the
-/// query's shards.
-struct Retrieval {
-    retrieved: Retrieved,
-    /// None for a query with nothing to search.
-    lexical: Option<LexicalIndex>,
-    /// The static tier's vector of the query, when it embedded it (`Some(None)`: none of its
-    /// terms has a row).
-    static_encoding: Option<Option<Vec<f32>>>,
-}
-
-impl Retrieval {
-    /// A query with nothing to search: no candidates.
-    fn empty(query_terms: Vec<String>) -> Self {
-        Retrieval {
-            retrieved: Retrieved {
-                candidates: Vec::new(),
-                score_kind: ScoreKind::Bm25,
-                query_terms,
-                expansions: Vec::new(),
-                documents: None,
-            },
-            lexical: None,
-            static_encoding: None,
-        }
-    }
-}
-
-/// Where each document of a view is in it (`view` gives them in order).
-fn positions(documents: &[u32]) -> HashMap<u32, u32> {
-    documents.iter().enumerate().map(|(i, &d)| (d, i as u32)).collect()
-}
-
-/// The context a search runs in once the static tier has embedded the query, if it did.
-fn with_static<'a>(context: QueryContext<'a>, encoding: &'a Option<Option<Vec<f32>>>) -> QueryContext<'a> {
-    match encoding {
-        Some(vector) => QueryContext {
-            vector: vector.as_deref(),
-            vector_from_caller: false,
-            encoder: Encoder::Static,
-            ..context
-        },
-        None => context,
-    }
-}
-
-/// What a search gives: its answer (hits, or a context built from them), or the fragments it
-/// needs first.
-#[derive(Debug)]
-pub enum Step<T = Vec<SearchHit>> {
-    Done(T),
-    /// Fragments, and vector records (records fragment, record), to add first.
-    Need(Vec<u32>, Vec<(u32, u32)>),
-    /// Static rows to add first (`add_static_row`).
-    Rows(Vec<RowRequest>),
-    /// Texts for the cross-encoder to score first (`add_rerank_scores`).
-    Score(super::RerankRequest),
-}
-
 /// What the cross-encoder's scores are of: its name, the query, the chunks scored together.
 type RerankKey = (String, String, Vec<u32>);
-
-/// A step that waits on something (one of any answer, once widened).
-type Wait = Step<std::convert::Infallible>;
-
-impl Wait {
-    fn widen<T>(self) -> Step<T> {
-        self.map(|never| match never {})
-    }
-}
-
-impl<T> Step<T> {
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Step<U> {
-        match self.done() {
-            Ok(t) => Step::Done(f(t)),
-            Err(wait) => wait,
-        }
-    }
-
-    /// The answer, or what it waits on (as a step of any answer).
-    pub fn done<U>(self) -> std::result::Result<T, Step<U>> {
-        match self {
-            Step::Done(t) => Ok(t),
-            Step::Need(fragments, records) => Err(Step::Need(fragments, records)),
-            Step::Rows(rows) => Err(Step::Rows(rows)),
-            Step::Score(request) => Err(Step::Score(request)),
-        }
-    }
-}
 
 /// Fragment `number` from its bytes (gzip undone): its envelope opened and its payload decoded,
 /// not yet checked against a meta (`Fragmented::add` does that).
@@ -394,17 +300,6 @@ impl Fragmented {
         }
     }
 
-    /// The query's terms as the static tier weighs them (`statics::query_terms`), by their
-    /// number among all the index's terms, from the loaded term shards.
-    fn static_terms(&self, terms: &[String]) -> Vec<(u32, f32)> {
-        crate::statics::weigh(terms.iter().filter_map(|term| {
-            let s = self.meta.term_shard(term)?;
-            let shard = self.terms.get(&s)?;
-            let i = shard.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()?;
-            Some((self.meta.term_ids[s as usize].checked_add(i as u32)?, shard.idf[i]))
-        }))
-    }
-
     /// The text fragment that holds chunk `chunk`.
     pub fn text_fragment(&self, chunk: u32) -> u32 {
         let i = self.text_starts.partition_point(|&c| c <= chunk).saturating_sub(1);
@@ -610,33 +505,21 @@ impl Fragmented {
     }
 
     /// Runs one search with what is loaded: its hits, or the fragments it needs first.
-    pub fn search(
-        &self,
-        query: &str,
-        context: QueryContext<'_>,
-        options: &SearchOptions,
-    ) -> Result<Step> {
-        Ok(self.answer(query, context, options)?.map(|(hits, _)| hits))
+    pub fn search(&self, query: &str, context: QueryContext<'_>, options: &SearchOptions) -> Result<Step<Vec<SearchHit>>> {
+        answer::search(self, query, context, options)
     }
 
-    /// A prompt's context (`buildContext`) from the hits of its search, as the single file
-    /// builds it; or the fragments that search needs first.
+    /// A prompt's context (`buildContext`), or the fragments its search needs first.
     pub fn build_context(
         &self,
         query: &str,
         context: QueryContext<'_>,
         options: &ContextOptions,
     ) -> Result<Step<ContextResponse>> {
-        let search = search::context::search_options(options);
-        Ok(self
-            .answer(query, context, &search)?
-            .map(|(hits, kind)| search::context::from_hits(&hits, kind, options)))
+        answer::build_context(self, query, context, options)
     }
 
-    /// Document search (`searchDocuments`) as the single file answers it: the same chunk pool
-    /// grown until it holds enough documents, the same facets (from the field fragments of the
-    /// fields counted) and results (from the text of the documents shown); or the fragments it
-    /// needs first.
+    /// Document search (`searchDocuments`), or the fragments it needs first.
     pub fn search_documents(
         &self,
         query: &str,
@@ -644,507 +527,7 @@ impl Fragmented {
         options: &DocumentSearchOptions,
         clock_ms: impl Fn() -> f64,
     ) -> Result<Step<DocumentSearchResponse>> {
-        let started = clock_ms();
-        let wanted = documents::documents_wanted(options);
-        let doc_of = |chunk: u32| self.documents.of_chunk[chunk as usize];
-        let mut search = options.search.clone();
-        let mut pool = wanted;
-        let (mut r, order, matched) = loop {
-            search.candidates = Some(pool.min(search::limits::CANDIDATES as usize) as u32);
-            let r = match self.retrieve(query, context, &search)?.done() {
-                Ok(r) => r,
-                Err(step) => return Ok(step),
-            };
-            let (order, matched) = documents::group_by(&r.retrieved.candidates, &doc_of);
-            let (candidates, chunks) = (r.retrieved.candidates.len(), self.chunk_count());
-            match documents::next_pool(pool, candidates, chunks, order.len(), wanted) {
-                Some(next) => pool = next,
-                None => break (r, order, matched),
-            }
-        };
-        // Reranked once, on the pool that holds enough documents.
-        let (order, matched) = if search.rerank.is_some() {
-            if let Some(wait) = self.rerank(query, &mut r.retrieved, &search)? {
-                return Ok(wait.widen());
-            }
-            documents::group_by(&r.retrieved.candidates, &doc_of)
-        } else {
-            (order, matched)
-        };
-        let fields = order::set(
-            options
-                .facets
-                .iter()
-                .filter_map(|f| self.meta.field_fragment(f))
-                .filter(|n| !self.fields.contains_key(n)),
-        );
-        if !fields.is_empty() {
-            return Ok(Step::Need(fields.into_iter().collect(), Vec::new()));
-        }
-        let facets = documents::facets(&order, &options.facets, &|doc, field| self.field_value(doc, field));
-        // The text of the documents shown: their matching chunks, or all their chunks when the
-        // options show them.
-        let shown = &order[..order.len().min(options.search.limit as usize)];
-        let whole = !options.only_matching_chunks || options.include_full_docs;
-        let mut wanted_chunks = BTreeSet::new();
-        for doc in shown {
-            if whole {
-                let first = self.first_chunk[*doc as usize];
-                wanted_chunks.extend(first..first + self.meta.document_chunks[*doc as usize]);
-            } else {
-                wanted_chunks.extend(matched[doc].iter().map(|&(c, _)| c));
-            }
-        }
-        if let Some(wait) = self.texts_needed(&wanted_chunks) {
-            return Ok(wait.widen());
-        }
-        let results = match r.lexical {
-            Some(lexical) => {
-                let (view, chunk_in_view, view_documents) = self.view(&wanted_chunks, lexical);
-                let doc_in_view = positions(&view_documents);
-                let matched = order::map(shown.iter().map(|doc| {
-                    let chunks = matched[doc].iter().map(|&(c, score)| (chunk_in_view[&c], score));
-                    (doc_in_view[doc], chunks.collect())
-                }));
-                let shown: Vec<u32> = shown.iter().map(|d| doc_in_view[d]).collect();
-                documents::results(&view, &shown, &matched, &r.retrieved.query_terms, options)
-            }
-            None => Vec::new(),
-        };
-        Ok(Step::Done(DocumentSearchResponse {
-            results,
-            score_kind: r.retrieved.score_kind,
-            timing: clock_ms() - started,
-            total: order.len() as u32,
-            facets,
-        }))
-    }
-
-    /// [`search`](Self::search)'s hits, with the scale of their scores.
-    fn answer(
-        &self,
-        query: &str,
-        context: QueryContext<'_>,
-        options: &SearchOptions,
-    ) -> Result<Step<(Vec<SearchHit>, ScoreKind)>> {
-        let mut r = match self.retrieve(query, context, options)?.done() {
-            Ok(r) => r,
-            Err(step) => return Ok(step),
-        };
-        if let Some(wait) = self.rerank(query, &mut r.retrieved, options)? {
-            return Ok(wait.widen());
-        }
-        let chosen: Vec<Candidate> = r
-            .retrieved
-            .candidates
-            .iter()
-            .take(options.limit as usize)
-            .cloned()
-            .collect();
-
-        // Round 4: the text of the hits shown, and of their neighbors.
-        let mut wanted = BTreeSet::new();
-        for c in &chosen {
-            let doc = self.documents.of_chunk[c.chunk as usize];
-            let start = self.first_chunk[doc as usize];
-            let end = start + self.meta.document_chunks[doc as usize];
-            let from = c.chunk.saturating_sub(options.expand).max(start);
-            let to = c.chunk.saturating_add(options.expand).min(end - 1);
-            wanted.extend(from..=to);
-        }
-        if let Some(wait) = self.texts_needed(&wanted) {
-            return Ok(wait.widen());
-        }
-        // Round 5, with `related`: the documents the hits link to, hop by hop, each by the
-        // chunk `related` shows of it (its best in the pool, else its first), as far as the
-        // hits `related` can show.
-        let direct: Vec<(u32, u32)> = chosen
-            .iter()
-            .map(|c| (self.documents.of_chunk[c.chunk as usize], c.chunk))
-            .collect();
-        if options.related {
-            if let Some(wait) = self.related_chunks(&direct, &r.retrieved, options, &mut wanted) {
-                return Ok(wait.widen());
-            }
-        }
-        let Some(lexical) = r.lexical else {
-            return Ok(Step::Done((Vec::new(), r.retrieved.score_kind)));
-        };
-        let (view, chunk_in_view, view_documents) = self.view(&wanted, lexical);
-        let in_view = |candidates: &[Candidate]| -> Vec<Candidate> {
-            candidates
-                .iter()
-                .filter_map(|c| {
-                    let chunk = *chunk_in_view.get(&c.chunk)?;
-                    Some(Candidate { chunk, ..c.clone() })
-                })
-                .collect()
-        };
-        let retrieved = Retrieved {
-            candidates: in_view(&chosen),
-            query_terms: r.retrieved.query_terms.clone(),
-            expansions: r.retrieved.expansions.clone(),
-            // The filter's mask, over the view's documents: links to the others are left out.
-            documents: r
-                .retrieved
-                .documents
-                .as_ref()
-                .map(|d| view_documents.iter().map(|&doc| d[doc as usize]).collect()),
-            score_kind: r.retrieved.score_kind,
-        };
-        let refs: Vec<&Candidate> = retrieved.candidates.iter().collect();
-        let context = with_static(context, &r.static_encoding);
-        let mut hits = search::build_hits(&view, &retrieved, &refs, context, options)?;
-        if options.related {
-            // The pool's candidates in the view: each related document's best among them.
-            let pooled = Retrieved {
-                candidates: in_view(&r.retrieved.candidates),
-                ..retrieved
-            };
-            let position = positions(&view_documents);
-            let direct_docs: Vec<u32> = direct.iter().map(|&(d, _)| position[&d]).collect();
-            let related = search::related_hits(&view, &pooled, &hits, &direct_docs, context, options)?;
-            hits.extend(related);
-            return Ok(Step::Done((hits, pooled.score_kind)));
-        }
-        Ok(Step::Done((hits, retrieved.score_kind)))
-    }
-
-    /// The documents `doc` links to, from the text fragment of its chunk `chunk` (added).
-    fn links_from(&self, doc: u32, chunk: u32) -> Vec<u32> {
-        let text = &self.text[&self.text_fragment(chunk)];
-        let mut to: Vec<u32> = text.links.iter().filter(|l| l.from == doc).map(|l| l.to).collect();
-        order::sort(&mut to);
-        to
-    }
-
-    /// Round 5, with `related`: the documents the hits (`direct`: document, chunk) link to, hop
-    /// by hop, as far as the hits `related` can show; each adds to `wanted` the chunk `related`
-    /// shows of it (its best in the pool, else its first). Gives the step that fetches a hop's
-    /// text, while one is missing. A linked document without chunks is in no text fragment, so
-    /// its own links are not followed (the single file, which holds every link, would).
-    fn related_chunks(
-        &self,
-        direct: &[(u32, u32)],
-        retrieved: &Retrieved,
-        options: &SearchOptions,
-        wanted: &mut BTreeSet<u32>,
-    ) -> Option<Wait> {
-        let allowed = |doc: u32| retrieved.documents.as_ref().is_none_or(|d| d[doc as usize]);
-        let mut best: HashMap<u32, u32> = HashMap::new();
-        for c in &retrieved.candidates {
-            best.entry(self.documents.of_chunk[c.chunk as usize]).or_insert(c.chunk);
-        }
-        let shown = |doc: u32| {
-            let first = (self.meta.document_chunks[doc as usize] > 0).then(|| self.first_chunk[doc as usize]);
-            best.get(&doc).copied().or(first)
-        };
-        let most = options.limit.saturating_mul(options.max_links.max(1)) as usize;
-        let mut seen: std::collections::HashSet<u32> = direct.iter().map(|&(d, _)| d).collect();
-        let mut frontier: Vec<(u32, Option<u32>)> = direct.iter().map(|&(d, c)| (d, Some(c))).collect();
-        let mut found = 0;
-        for _ in 0..options.related_hops {
-            if found >= most {
-                break;
-            }
-            let mut next = Vec::new();
-            for &(doc, chunk) in &frontier {
-                for to in chunk.map_or_else(Vec::new, |chunk| self.links_from(doc, chunk)) {
-                    if allowed(to) && seen.insert(to) {
-                        next.push((to, shown(to)));
-                    }
-                }
-            }
-            wanted.extend(next.iter().take(most - found).filter_map(|&(_, chunk)| chunk));
-            found += next.len();
-            if let Some(need) = self.texts_needed(wanted) {
-                return Some(need);
-            }
-            frontier = next;
-        }
-        None
-    }
-
-    /// The text fragments of `chunks` not added yet, as a step; none when all are in.
-    fn texts_needed(&self, chunks: &BTreeSet<u32>) -> Option<Wait> {
-        let need = order::set(
-            chunks
-                .iter()
-                .map(|&c| self.text_fragment(c))
-                .filter(|f| !self.text.contains_key(f)),
-        );
-        (!need.is_empty()).then(|| Step::Need(need.into_iter().collect(), Vec::new()))
-    }
-
-    /// Rounds 1 to 3 of a search: the fused candidates (chunk numbers of the whole index, best
-    /// first), with the lexical index of the query's shards that the view needs.
-    fn retrieve(
-        &self,
-        query: &str,
-        context: QueryContext<'_>,
-        options: &SearchOptions,
-    ) -> Result<Step<Retrieval>> {
-        search::validate(options)?;
-        search::check_summaries(options, &self.meta.settings)?;
-        let filter = options.filter.as_ref().map(filter::Filter::parse).transpose()?;
-        let analyzer = Analyzer::new(self.meta.settings.analyzer.clone());
-        let mut query_terms = search::analyze_query(&analyzer, query)?;
-        // The word being typed, whose completions round 1 fetches: even a lone stop word ("the")
-        // may complete to indexed words, as it does in the single file.
-        let typed = options
-            .prefix
-            .then(|| expand::typing(query))
-            .flatten()
-            .map(|(_, word)| analyzer.fold(word))
-            .filter(|w| w.chars().count() >= expand::PREFIX_MIN_CHARS);
-        // No terms of its own (`empty`), and none it could complete to (`nothing`).
-        let empty = query_terms.is_empty() && !context.vector_from_caller;
-        let nothing = empty && typed.is_none();
-        // The static tier embeds the query when no vector is given (or it is asked for), once
-        // the query's term shards and then its rows are in.
-        let use_static = self.statics.is_some()
-            && self.has_vectors()
-            && options.mode != SearchMode::Lexical
-            && !empty
-            && match options.encoder {
-                Some(Encoder::Static) => true,
-                Some(_) => false,
-                None => context.vector.is_none(),
-            };
-        let mut vector = if use_static {
-            None
-        } else {
-            search::semantic_vector(self.has_vectors(), context, options, empty)?
-        };
-        if nothing {
-            return Ok(Step::Done(Retrieval::empty(query_terms)));
-        }
-        let lexical_ran = options.mode != SearchMode::Semantic;
-
-        // Round 1: the query's term shards, the word shards of the word being typed, and the
-        // centroids.
-        let mut word_shards = order::set(typed.iter().flat_map(|w| self.meta.word_shards(w)));
-        let mut need = BTreeSet::new();
-        if lexical_ran || options.highlight || use_static {
-            need.extend(
-                query_terms
-                    .iter()
-                    .filter_map(|t| self.meta.term_shard(t))
-                    .filter(|s| !self.terms.contains_key(s)),
-            );
-        }
-        need.extend(word_shards.iter().filter(|s| !self.words.contains_key(s)));
-        if (vector.is_some() || use_static) && self.centroids.is_none() {
-            need.insert(self.meta.centroids_fragment());
-        }
-        if let Some(f) = &filter {
-            need.extend(
-                f.fields()
-                    .filter_map(|field| self.meta.field_fragment(field))
-                    .filter(|n| !self.fields.contains_key(n)),
-            );
-        }
-        if options.recency_weight > 0.0 && self.dates.is_none() {
-            need.extend(self.meta.dates_fragment());
-        }
-        if !need.is_empty() {
-            return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
-        }
-        // The filter as masks over documents and chunks, as the single file makes them.
-        let documents = filter.map(|f| self.document_mask(&f));
-        let mask: Option<Vec<bool>> = documents
-            .as_ref()
-            .map(|d| self.documents.of_chunk.iter().map(|&doc| d[doc as usize]).collect());
-        let mask = mask.as_deref();
-        // The static tier's rows for the query's terms, then its vector.
-        let mut static_encoding = None;
-        if let (true, Some(table)) = (use_static, &self.statics) {
-            let terms = self.static_terms(&query_terms);
-            let rows = table.missing(&terms);
-            if !rows.is_empty() {
-                return Ok(Step::Rows(rows));
-            }
-            static_encoding = Some(table.encode(&terms));
-        }
-        let context = with_static(context, &static_encoding);
-        if static_encoding.is_some() {
-            vector = search::semantic_vector(self.has_vectors(), context, options, empty)?;
-        }
-        // Round 2: the word shards a misspelled word is looked for in (the words that share its
-        // first letter), and the partitions nearest the query.
-        let mut fuzzy_words = 0;
-        for token in analyzer.tokens(query) {
-            if self.has_term(&token.term) || fuzzy_words == expand::FUZZY_WORDS {
-                continue;
-            }
-            fuzzy_words += 1;
-            let folded = analyzer.fold(&query[token.start..token.end]);
-            let chars = folded.chars().count();
-            if let Some(first) = folded.chars().next().filter(|_| {
-                options.fuzzy.distance(chars) > 0 && chars <= expand::FUZZY_MAX_CHARS
-            }) {
-                word_shards.extend(self.meta.word_shards(first.encode_utf8(&mut [0; 4])));
-            }
-        }
-        need.extend(word_shards.iter().filter(|s| !self.words.contains_key(s)));
-        // The query against binary codes, made once for the centroids and the partitions.
-        let codes = vector.map(CodeQuery::new);
-        let probes = match (vector, &codes) {
-            (Some(v), Some(codes)) => self.probes(v, codes, options)?,
-            _ => Vec::new(),
-        };
-        need.extend(probes.iter().filter(|p| !self.partitions.contains_key(p)));
-        if !need.is_empty() {
-            return Ok(Step::Need(need.into_iter().collect(), Vec::new()));
-        }
-        // Round 3: the term shards of what the words expand to, and the vector records of the
-        // binary scan's best candidates.
-        let lexical = self.lexical(&query_terms, &word_shards);
-        let expanded = expand::expand(&lexical, &analyzer, query, options);
-        if empty && !expanded.expansions.is_empty() {
-            // Only its completions to search: a query with terms, as the single file sees it.
-            search::semantic_vector(self.has_vectors(), context, options, false)?;
-        }
-        if empty && expanded.expansions.is_empty() {
-            // The typed word completed to nothing: as empty a query as the single file's.
-            return Ok(Step::Done(Retrieval::empty(query_terms)));
-        }
-        need.extend(
-            expanded
-                .words
-                .iter()
-                .flat_map(|w| &w.alternatives)
-                .filter_map(|&(t, _)| self.meta.term_shard(lexical.term(t)))
-                .filter(|s| !self.terms.contains_key(s)),
-        );
-        let (candidates, rescore) = match (vector, &codes) {
-            (Some(v), Some(codes)) => self.scan(v, codes, &probes, mask, options),
-            _ => (Vec::new(), 0),
-        };
-        let records: Vec<(u32, u32)> = candidates[..rescore]
-            .iter()
-            .map(|&(_, _, fragment, record)| (fragment, record))
-            .filter(|key| !self.records.contains_key(key))
-            .collect();
-        if !need.is_empty() || !records.is_empty() {
-            return Ok(Step::Need(need.into_iter().collect(), records));
-        }
-        // Everything is in (`lexical` has the expansions' postings too): rank.
-        let pool = search::pool(options);
-        let semantic_hits = match vector {
-            Some(v) => {
-                let (exact, estimated) = candidates.split_at(rescore);
-                let mut hits: Vec<ScoredChunk> = exact
-                    .iter()
-                    .map(|&(_, chunk, fragment, record)| {
-                        let (values, scale) = &self.records[&(fragment, record)];
-                        ScoredChunk {
-                            chunk,
-                            score: scale * dot_i8(v, values),
-                        }
-                    })
-                    .collect();
-                // The rest of the pool keeps the scan's estimates, none above the least
-                // re-scored score: a semantic search's hits are re-scored ones, with the single
-                // file's scores (`rescore` is at least `limit` by default).
-                let floor = hits.iter().map(|h| h.score).fold(f32::INFINITY, f32::min);
-                hits.extend(estimated.iter().map(|&(estimate, chunk, _, _)| ScoredChunk {
-                    chunk,
-                    score: estimate.min(floor),
-                }));
-                search::top_k(&mut hits, pool, |h| h.score, |h| h.chunk);
-                hits
-            }
-            None => Vec::new(),
-        };
-        let lexical_hits = if lexical_ran {
-            lexical.search_words(&expanded.words, pool, mask)
-        } else {
-            Vec::new()
-        };
-        let (mut candidates, score_kind) = search::fuse_signals(
-            &lexical_hits,
-            &semantic_hits,
-            lexical_ran,
-            vector.is_some(),
-            options,
-        );
-        search::boost_recency(&mut candidates, options, &|chunk| {
-            let doc = self.documents.of_chunk[chunk as usize];
-            let dates = self.dates.as_deref()?;
-            let i = dates.binary_search_by_key(&doc, |&(d, _)| d).ok()?;
-            Some(search::days_since(dates[i].1, context.now_ms))
-        });
-        for e in &expanded.expansions {
-            if !query_terms.contains(&e.term) {
-                query_terms.push(e.term.clone());
-            }
-        }
-        Ok(Step::Done(Retrieval {
-            retrieved: Retrieved {
-                candidates,
-                score_kind,
-                query_terms,
-                expansions: expanded.expansions,
-                documents,
-            },
-            lexical: Some(lexical),
-            static_encoding,
-        }))
-    }
-
-    /// Which documents pass `filter`, from the field fragments it names (added before).
-    fn document_mask(&self, filter: &filter::Filter) -> Vec<bool> {
-        (0..self.meta.document_chunks.len() as u32)
-            .map(|doc| filter.matches_values(&|field| self.field_value(doc, field)))
-            .collect()
-    }
-
-    /// `doc`'s value of `field`, from its field fragment (None when it has none, or the
-    /// fragment is not added).
-    fn field_value(&self, doc: u32, field: &str) -> Option<serde_json::Value> {
-        let values = self.fields.get(&self.meta.field_fragment(field)?)?;
-        let i = values.binary_search_by_key(&doc, |(d, _)| *d).ok()?;
-        Some(values[i].1.clone())
-    }
-
-    /// With `rerank`, reorders `retrieved` as the single file does, by the cross-encoder's
-    /// scores of its best `topN` (`add_rerank_scores`); gives the step that fetches their text,
-    /// or asks for their scores, while either is missing.
-    fn rerank(&self, query: &str, retrieved: &mut Retrieved, options: &SearchOptions) -> Result<Option<Wait>> {
-        let Some(asked) = &options.rerank else {
-            return Ok(None);
-        };
-        let top: Vec<u32> = retrieved
-            .candidates
-            .iter()
-            .take(asked.top_n as usize)
-            .map(|c| c.chunk)
-            .collect();
-        if top.is_empty() {
-            // Nothing to score: no round for the cross-encoder.
-            retrieved.score_kind = ScoreKind::Reranker;
-            return Ok(None);
-        }
-        if let Some(need) = self.texts_needed(&order::set(top.iter().copied())) {
-            return Ok(Some(need));
-        }
-        // The candidates are scored together, as the single file scores them (a batch's
-        // padding moves a score in its last bits).
-        let key = (search::canonical_model(&asked.model), query.to_string(), top);
-        let Some((_, scores)) = self.rerank_scores.iter().find(|(k, _)| *k == key) else {
-            let texts = key.2.iter().map(|&c| self.indexed_text(c)).collect();
-            let (model, query, chunks) = key;
-            return Ok(Some(Step::Score(super::RerankRequest {
-                model,
-                query,
-                chunks,
-                texts,
-            })));
-        };
-        search::reorder(&mut retrieved.candidates, scores)?;
-        retrieved.score_kind = ScoreKind::Reranker;
-        Ok(None)
+        answer::search_documents(self, query, context, options, clock_ms)
     }
 
     /// Adds the cross-encoder `model`'s scores of `chunks` for `query` (what a `Score` step asked
@@ -1168,28 +551,6 @@ impl Fragmented {
             scores.to_vec(),
         ));
         Ok(())
-    }
-
-    /// The text the cross-encoder reads of chunk `chunk` (its text fragment added), as the single
-    /// file gives it.
-    fn indexed_text(&self, chunk: u32) -> String {
-        let text = &self.text[&self.text_fragment(chunk)];
-        let c = &text.chunks[(chunk - text.first_chunk) as usize];
-        let document = text
-            .documents
-            .iter()
-            .find(|(d, _)| *d == c.doc)
-            .map(|(_, d)| d)
-            .expect("a text fragment holds its chunks' documents (checked when added)");
-        crate::index::indexed_text(document, c)
-    }
-
-    /// Whether the index has `term` (its term shard loaded).
-    fn has_term(&self, term: &str) -> bool {
-        self.meta
-            .term_shard(term)
-            .and_then(|s| self.terms.get(&s))
-            .is_some_and(|shard| shard.terms.binary_search_by(|t| t.as_str().cmp(term)).is_ok())
     }
 
     /// The lexical index of the query's terms and of the words of `word_shards`, with the
@@ -1329,7 +690,7 @@ impl Fragmented {
     /// An index of the `chunks` (loaded) and their documents, with those documents' links and
     /// the documents at the links' other ends; where each chunk is in it; and the document
     /// number of each of its documents.
-    fn view(
+    fn build_view(
         &self,
         chunks: &BTreeSet<u32>,
         lexical: LexicalIndex,
@@ -1401,6 +762,189 @@ impl Fragmented {
             None,
         );
         (index, chunk_in_view, wanted.into_iter().collect())
+    }
+}
+
+impl Source for Fragmented {
+    fn settings(&self) -> &IndexSettings {
+        &self.meta.settings
+    }
+    fn chunk_count(&self) -> usize {
+        self.documents.of_chunk.len()
+    }
+    fn document_count(&self) -> usize {
+        self.meta.document_chunks.len()
+    }
+    fn doc_of(&self, chunk: u32) -> u32 {
+        self.documents.of_chunk[chunk as usize]
+    }
+    fn chunks_of(&self, doc: u32) -> Range<u32> {
+        let first = self.first_chunk[doc as usize];
+        first..first + self.meta.document_chunks[doc as usize]
+    }
+    fn has_vectors(&self) -> bool {
+        self.meta.vectors.is_some()
+    }
+    fn statics(&self) -> Option<&StaticTable> {
+        self.statics.as_ref()
+    }
+    fn fetches(&self) -> bool {
+        true
+    }
+    fn want_terms<'t>(&self, terms: &mut dyn Iterator<Item = &'t str>, need: &mut Need) {
+        need.fragments.extend(
+            terms
+                .filter_map(|t| self.meta.term_shard(t))
+                .filter(|s| !self.terms.contains_key(s)),
+        );
+    }
+    fn want_words(&self, prefix: &str, need: &mut Need) {
+        need.fragments.extend(self.meta.word_shards(prefix).filter(|s| !self.words.contains_key(s)));
+    }
+    /// Whether the index has `term` (its term shard loaded).
+    fn has_term(&self, term: &str) -> bool {
+        self.meta
+            .term_shard(term)
+            .and_then(|s| self.terms.get(&s))
+            .is_some_and(|shard| shard.terms.binary_search_by(|t| t.as_str().cmp(term)).is_ok())
+    }
+
+    /// By the term's number among all the index's terms, from its loaded term shard.
+    fn term_weight(&self, term: &str) -> Option<(u32, f32)> {
+        let s = self.meta.term_shard(term)?;
+        let shard = self.terms.get(&s)?;
+        let i = shard.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()?;
+        Some((self.meta.term_ids[s as usize].checked_add(i as u32)?, shard.idf[i]))
+    }
+    fn lexicon(&self, terms: &[String], prefixes: &[String]) -> Held<'_, LexicalIndex> {
+        let shards = order::set(prefixes.iter().flat_map(|p| self.meta.word_shards(p)));
+        Held::Owned(Box::new(self.lexical(terms, &shards)))
+    }
+    fn want_vectors(&self, need: &mut Need) {
+        if self.centroids.is_none() {
+            need.fragments.insert(self.meta.centroids_fragment());
+        }
+    }
+    /// The partitions whose centroids are nearest the query, their binary codes scanned, and the
+    /// best `rescore` re-scored with their int8 records: the single file's own bytes and
+    /// scores. The rest of the pool keeps the scan's estimates, none above the least re-scored
+    /// score, so a semantic search's hits are re-scored ones (`rescore` is at least `limit`
+    /// by default).
+    fn nearest(
+        &self,
+        query: &[f32],
+        mask: Option<&[bool]>,
+        options: &SearchOptions,
+        need: &mut Need,
+    ) -> Result<Vec<ScoredChunk>> {
+        let codes = CodeQuery::new(query);
+        let probes = self.probes(query, &codes, options)?;
+        let before = need.fragments.len();
+        need.fragments.extend(probes.iter().filter(|p| !self.partitions.contains_key(p)));
+        if need.fragments.len() > before {
+            return Ok(Vec::new());
+        }
+        let (candidates, rescore) = self.scan(query, &codes, &probes, mask, options);
+        let (exact, estimated) = candidates.split_at(rescore);
+        let records: Vec<(u32, u32)> = exact
+            .iter()
+            .map(|&(_, _, fragment, record)| (fragment, record))
+            .filter(|key| !self.records.contains_key(key))
+            .collect();
+        if !records.is_empty() {
+            need.records.extend(records);
+            return Ok(Vec::new());
+        }
+        let mut hits: Vec<ScoredChunk> = exact
+            .iter()
+            .map(|&(_, chunk, fragment, record)| {
+                let (values, scale) = &self.records[&(fragment, record)];
+                ScoredChunk {
+                    chunk,
+                    score: scale * dot_i8(query, values),
+                }
+            })
+            .collect();
+        let floor = hits.iter().map(|h| h.score).fold(f32::INFINITY, f32::min);
+        hits.extend(estimated.iter().map(|&(estimate, chunk, _, _)| ScoredChunk {
+            chunk,
+            score: estimate.min(floor),
+        }));
+        search::top_k(&mut hits, search::pool(options), |h| h.score, |h| h.chunk);
+        Ok(hits)
+    }
+    fn want_field(&self, field: &str, need: &mut Need) {
+        need.fragments.extend(self.meta.field_fragment(field).filter(|n| !self.fields.contains_key(n)));
+    }
+    /// `doc`'s value of `field`, from its field fragment (None when it has none, or the
+    /// fragment is not added).
+    fn field_value(&self, doc: u32, field: &str) -> Option<serde_json::Value> {
+        let values = self.fields.get(&self.meta.field_fragment(field)?)?;
+        let i = values.binary_search_by_key(&doc, |(d, _)| *d).ok()?;
+        Some(values[i].1.clone())
+    }
+
+    fn want_dates(&self, need: &mut Need) {
+        if self.dates.is_none() {
+            need.fragments.extend(self.meta.dates_fragment());
+        }
+    }
+    fn date(&self, doc: u32) -> Option<i64> {
+        let dates = self.dates.as_deref()?;
+        let i = dates.binary_search_by_key(&doc, |&(d, _)| d).ok()?;
+        Some(dates[i].1)
+    }
+    fn want_text(&self, chunk: u32, need: &mut Need) {
+        let f = self.text_fragment(chunk);
+        if !self.text.contains_key(&f) {
+            need.fragments.insert(f);
+        }
+    }
+    /// From a loaded text fragment of one of its chunks (each holds its documents' links).
+    fn links_from(&self, doc: u32) -> Vec<DocLink> {
+        let chunks = self.chunks_of(doc);
+        if chunks.is_empty() {
+            return Vec::new();
+        }
+        let fragments = self.text_fragment(chunks.start)..=self.text_fragment(chunks.end - 1);
+        let Some(text) = fragments.filter_map(|f| self.text.get(&f)).next() else {
+            return Vec::new();
+        };
+        let mut links: Vec<DocLink> = text.links.iter().filter(|l| l.from == doc).cloned().collect();
+        order::sort_by(&mut links, |a, b| a.to.cmp(&b.to));
+        links
+    }
+    /// The text the cross-encoder reads of chunk `chunk` (its text fragment added), as the single
+    /// file gives it.
+    fn indexed_text(&self, chunk: u32) -> String {
+        let text = &self.text[&self.text_fragment(chunk)];
+        let c = &text.chunks[(chunk - text.first_chunk) as usize];
+        let document = text
+            .documents
+            .iter()
+            .find(|(d, _)| *d == c.doc)
+            .map(|(_, d)| d)
+            .expect("a text fragment holds its chunks' documents (checked when added)");
+        crate::index::indexed_text(document, c)
+    }
+
+    fn view<'a>(&'a self, chunks: &BTreeSet<u32>, lexical: Held<'a, LexicalIndex>) -> View<'a> {
+        let lexical = match lexical {
+            Held::Owned(lexical) => *lexical,
+            Held::Borrowed(_) => self.lexical(&[], &BTreeSet::new()),
+        };
+        let (index, chunks, documents) = self.build_view(chunks, lexical);
+        View {
+            index: Held::Owned(Box::new(index)),
+            chunks: Some(chunks),
+            documents: Some(documents),
+        }
+    }
+    fn rerank_scores(&self, model: &str, query: &str, chunks: &[u32]) -> Option<&[f32]> {
+        self.rerank_scores
+            .iter()
+            .find(|((m, q, c), _)| m == model && q == query && c == chunks)
+            .map(|(_, scores)| scores.as_slice())
     }
 }
 

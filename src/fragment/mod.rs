@@ -480,15 +480,7 @@ pub struct FragmentStep {
     pub rerank: Option<RerankRequest>,
 }
 
-/// The candidates of `query` a search reranks, which the cross-encoder has not scored together
-/// yet: their chunk numbers and the text it reads of each (`indexed_text`).
-#[derive(Debug, Clone, Serialize, Tsify)]
-pub struct RerankRequest {
-    pub model: String,
-    pub query: String,
-    pub chunks: Vec<u32>,
-    pub texts: Vec<String>,
-}
+pub use crate::search::source::RerankRequest;
 
 #[cfg(test)]
 mod tests {

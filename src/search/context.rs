@@ -3,13 +3,10 @@
 //! admitted, where it sits in the prompt and the exact fragment it contributed, or why not.
 //! Joining the admitted fragments in prompt order with a blank line gives the prompt exactly.
 
-use super::{build_hits, retrieve, QueryContext};
-use crate::error::Result;
 use crate::hit::{
     ContextCandidate, ContextOptions, ContextOrder, ContextResponse, RejectReason, ScoreKind,
     SearchHit, SearchOptions,
 };
-use crate::index::Index;
 
 /// Tokens as characters / 4, rounded up: a budget unit that needs no tokenizer.
 pub fn estimate_tokens(text: &str) -> u32 {
@@ -29,23 +26,6 @@ fn fragment(hit: &SearchHit) -> String {
     }
     let source = c.url.clone().unwrap_or_else(|| c.doc_id.clone());
     format!("[{head}]({source})\n{}", hit.text)
-}
-
-pub fn build_context(
-    index: &Index,
-    query: &str,
-    context: QueryContext<'_>,
-    options: &ContextOptions,
-) -> Result<ContextResponse> {
-    let search = search_options(options);
-    let retrieved = retrieve(index, query, context, &search)?;
-    let chosen: Vec<_> = retrieved
-        .candidates
-        .iter()
-        .take(search.limit as usize)
-        .collect();
-    let hits = build_hits(index, &retrieved, &chosen, context, &search)?;
-    Ok(from_hits(&hits, retrieved.score_kind, options))
 }
 
 /// The search a context is built from: `options.search` without highlights or related

@@ -1,63 +1,12 @@
-//! Document search: the chunk ranking grouped by document. A document scores as its best
-//! chunk; its chunks carry their own scores and whether they pass `chunkThreshold`; facet
+//! Document search's parts (`answer::search_documents` runs them): the chunk ranking grouped
+//! by document. A document scores as its best chunk; its chunks carry their own scores and whether they pass `chunkThreshold`; facet
 //! counts are taken over every matching document.
 
 use std::collections::BTreeMap;
 
-use super::{chunk_id, fused, rerank_retrieved, QueryContext};
-use crate::error::Result;
-use crate::hit::{DocumentChunk, DocumentResult, DocumentSearchOptions, DocumentSearchResponse};
+use super::chunk_id;
+use crate::hit::{DocumentChunk, DocumentResult, DocumentSearchOptions};
 use crate::index::Index;
-
-/// Documents in order of their best chunk; each with its matching chunks, best first.
-fn group(
-    index: &Index,
-    retrieved: &super::Retrieved,
-) -> (Vec<u32>, BTreeMap<u32, Vec<(u32, f32)>>) {
-    group_by(&retrieved.candidates, &|chunk| index.chunks[chunk as usize].doc)
-}
-
-pub fn search_documents(
-    index: &Index,
-    query: &str,
-    context: QueryContext<'_>,
-    options: &DocumentSearchOptions,
-    clock_ms: impl Fn() -> f64,
-) -> Result<DocumentSearchResponse> {
-    let started = clock_ms();
-    // The chunk pool is grown until it holds as many documents as a chunk search would have
-    // chunks (`candidates`, at least `limit`), or every candidate there is: a long document's
-    // chunks cannot crowd the others out of the grouping, `total` or the facets.
-    let wanted = documents_wanted(options);
-    let mut search = options.search.clone();
-    let mut pool = wanted;
-    let (mut retrieved, order, matched) = loop {
-        search.candidates = Some(pool.min(super::limits::CANDIDATES as usize) as u32);
-        let retrieved = fused(index, query, context, &search)?;
-        let (order, matched) = group(index, &retrieved);
-        match next_pool(pool, retrieved.candidates.len(), index.chunks.len(), order.len(), wanted) {
-            Some(next) => pool = next,
-            None => break (retrieved, order, matched),
-        }
-    };
-    // Reranked once, on the pool that holds enough documents.
-    let (order, matched) = if search.rerank.is_some() {
-        rerank_retrieved(index, query, &mut retrieved, &search, context)?;
-        group(index, &retrieved)
-    } else {
-        (order, matched)
-    };
-    let facets = facets(&order, &options.facets, &|doc, field| {
-        super::filter::field_value(index, doc, field)
-    });
-    Ok(DocumentSearchResponse {
-        results: results(index, &order, &matched, &retrieved.query_terms, options),
-        score_kind: retrieved.score_kind,
-        timing: clock_ms() - started,
-        total: order.len() as u32,
-        facets,
-    })
-}
 
 /// How many documents a document search gathers before it stops growing its chunk pool.
 pub(crate) fn documents_wanted(options: &DocumentSearchOptions) -> usize {

@@ -1,0 +1,290 @@
+//! The storage seam: what the search engine reads of an index, whichever way its bytes are
+//! stored. The single file holds everything and never waits; a fragmented index holds what has
+//! been fetched so far and names what it still needs (`Need`), so a search is a `Step`: its
+//! answer, or what to add before asking again.
+
+use std::collections::BTreeSet;
+use std::ops::{Deref, Range};
+
+use serde::Serialize;
+use tsify::Tsify;
+
+use crate::error::Result;
+use crate::hit::SearchOptions;
+use crate::index::lexical::LexicalIndex;
+use crate::index::vector::ScoredChunk;
+use crate::index::{DocLink, Index, IndexSettings};
+use crate::statics::{RowRequest, StaticTable};
+
+/// What a search gives: its answer, or what it needs first.
+#[derive(Debug)]
+pub enum Step<T> {
+    Done(T),
+    /// Fragments, and vector records (records fragment, record), to add first.
+    Need(Vec<u32>, Vec<(u32, u32)>),
+    /// Static rows to add first.
+    Rows(Vec<RowRequest>),
+    /// Texts for the cross-encoder to score first (their scores are then added to the source).
+    Score(RerankRequest),
+}
+
+/// The candidates of `query` a search reranks, which the cross-encoder has not scored together
+/// yet: their chunk numbers and the text it reads of each (`indexed_text`).
+#[derive(Debug, Clone, Serialize, Tsify)]
+pub struct RerankRequest {
+    pub model: String,
+    pub query: String,
+    pub chunks: Vec<u32>,
+    pub texts: Vec<String>,
+}
+
+/// A step that waits on something (a step of any answer, once widened).
+pub(crate) type Wait = Step<std::convert::Infallible>;
+
+impl Wait {
+    pub(crate) fn widen<T>(self) -> Step<T> {
+        self.map(|never| match never {})
+    }
+}
+
+impl<T> Step<T> {
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Step<U> {
+        match self.done() {
+            Ok(t) => Step::Done(f(t)),
+            Err(wait) => wait,
+        }
+    }
+
+    /// The answer, or what it waits on (as a step of any answer).
+    pub fn done<U>(self) -> std::result::Result<T, Step<U>> {
+        match self {
+            Step::Done(t) => Ok(t),
+            Step::Need(fragments, records) => Err(Step::Need(fragments, records)),
+            Step::Rows(rows) => Err(Step::Rows(rows)),
+            Step::Score(request) => Err(Step::Score(request)),
+        }
+    }
+}
+
+/// What a search found missing so far in one round: the fragments and vector records to fetch.
+#[derive(Default)]
+pub struct Need {
+    pub fragments: BTreeSet<u32>,
+    pub records: Vec<(u32, u32)>,
+}
+
+impl Need {
+    pub fn is_empty(&self) -> bool {
+        self.fragments.is_empty() && self.records.is_empty()
+    }
+
+    /// The step that fetches what is missing, when anything is.
+    pub(crate) fn wait(&mut self) -> Option<Wait> {
+        (!self.is_empty()).then(|| {
+            let need = std::mem::take(self);
+            Step::Need(need.fragments.into_iter().collect(), need.records)
+        })
+    }
+}
+
+/// A value the source either holds or built for this search.
+pub enum Held<'a, T> {
+    Borrowed(&'a T),
+    Owned(Box<T>),
+}
+
+impl<T> Deref for Held<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        match self {
+            Held::Borrowed(t) => t,
+            Held::Owned(t) => t,
+        }
+    }
+}
+
+/// The chunks a search shows as an `Index` hits are built from: the whole index, or a small one
+/// of just those chunks and the documents they need, with where each is in it.
+pub struct View<'a> {
+    pub index: Held<'a, Index>,
+    /// Each chunk's number in the view (None: the source's numbers).
+    pub chunks: Option<std::collections::HashMap<u32, u32>>,
+    /// The source's number of each of the view's documents (None: the same numbers).
+    pub documents: Option<Vec<u32>>,
+}
+
+impl View<'_> {
+    /// Chunk `chunk`'s number in the view, if it is in it.
+    pub fn chunk(&self, chunk: u32) -> Option<u32> {
+        match &self.chunks {
+            Some(map) => map.get(&chunk).copied(),
+            None => Some(chunk),
+        }
+    }
+
+    /// Document `doc`'s number in the view, if it is in it.
+    pub fn document(&self, doc: u32) -> Option<u32> {
+        match &self.documents {
+            Some(documents) => documents.binary_search(&doc).ok().map(|i| i as u32),
+            None => Some(doc),
+        }
+    }
+
+    /// A mask over the source's documents, as a mask over the view's.
+    pub fn document_mask(&self, mask: &[bool]) -> Vec<bool> {
+        match &self.documents {
+            Some(documents) => documents.iter().map(|&d| mask[d as usize]).collect(),
+            None => mask.to_vec(),
+        }
+    }
+}
+
+/// What the search engine reads of an index. Each `want_*` adds to `need` what the source must
+/// fetch before the matching reader can answer; a source that holds everything adds nothing.
+pub trait Source {
+    fn settings(&self) -> &IndexSettings;
+    fn chunk_count(&self) -> usize;
+    fn document_count(&self) -> usize;
+    fn doc_of(&self, chunk: u32) -> u32;
+    /// Document `doc`'s chunks (stored together, in order).
+    fn chunks_of(&self, doc: u32) -> Range<u32>;
+    fn has_vectors(&self) -> bool;
+    /// The static tier, with the rows it holds.
+    fn statics(&self) -> Option<&StaticTable>;
+    /// Whether the source fetches what a search is missing (a step names it), or the search does
+    /// without (the single file's static rows not added yet: the query is not embedded).
+    fn fetches(&self) -> bool;
+
+    /// The postings and IDFs of `terms`.
+    fn want_terms<'t>(&self, terms: &mut dyn Iterator<Item = &'t str>, need: &mut Need);
+    /// The indexed words that begin with `prefix`.
+    fn want_words(&self, prefix: &str, need: &mut Need);
+    /// Whether the index has `term` (its postings wanted before).
+    fn has_term(&self, term: &str) -> bool;
+    /// `term`'s number among all the index's terms and its IDF (the static tier's weights).
+    fn term_weight(&self, term: &str) -> Option<(u32, f32)>;
+    /// A lexical index holding the postings of `terms` and the words under `prefixes`, with
+    /// every term those words stand for (their postings as far as they were wanted).
+    fn lexicon(&self, terms: &[String], prefixes: &[String]) -> Held<'_, LexicalIndex>;
+
+    /// What a vector search needs before it knows the query.
+    fn want_vectors(&self, need: &mut Need);
+    /// The chunks nearest `query` among those `mask` allows, best first, the pool
+    /// (`search::pool`) of them; what it still needs goes into `need` (and the answer is then
+    /// incomplete, to be asked for again).
+    fn nearest(
+        &self,
+        query: &[f32],
+        mask: Option<&[bool]>,
+        options: &SearchOptions,
+        need: &mut Need,
+    ) -> Result<Vec<ScoredChunk>>;
+
+    /// The values of a filterable field.
+    fn want_field(&self, field: &str, need: &mut Need);
+    /// Document `doc`'s value of `field` (wanted before).
+    fn field_value(&self, doc: u32, field: &str) -> Option<serde_json::Value>;
+    /// The documents' dates.
+    fn want_dates(&self, need: &mut Need);
+    /// Document `doc`'s update (else creation) time, in seconds since 1970.
+    fn date(&self, doc: u32) -> Option<i64>;
+
+    /// The text of chunk `chunk`, its document and that document's links.
+    fn want_text(&self, chunk: u32, need: &mut Need);
+    /// The links out of document `doc`, sorted by target (the text of one of its chunks
+    /// wanted before; a document of no chunks has none here).
+    fn links_from(&self, doc: u32) -> Vec<DocLink>;
+    /// The text a cross-encoder reads of chunk `chunk` (wanted before).
+    fn indexed_text(&self, chunk: u32) -> String;
+    /// The `chunks` (their text wanted before) as an index to build hits from, with `lexical`.
+    fn view<'a>(&'a self, chunks: &BTreeSet<u32>, lexical: Held<'a, LexicalIndex>) -> View<'a>;
+    /// The cross-encoder `model`'s scores of `chunks` for `query`, when they were added.
+    fn rerank_scores(&self, model: &str, query: &str, chunks: &[u32]) -> Option<&[f32]>;
+}
+
+/// The single file: the whole index in memory, and the static tier's rows added so far.
+pub struct Whole<'a> {
+    pub index: &'a Index,
+    pub statics: Option<&'a StaticTable>,
+}
+
+impl Source for Whole<'_> {
+    fn settings(&self) -> &IndexSettings {
+        &self.index.settings
+    }
+    fn chunk_count(&self) -> usize {
+        self.index.chunks.len()
+    }
+    fn document_count(&self) -> usize {
+        self.index.documents.len()
+    }
+    fn doc_of(&self, chunk: u32) -> u32 {
+        self.index.chunks[chunk as usize].doc
+    }
+    fn chunks_of(&self, doc: u32) -> Range<u32> {
+        let chunks = &self.index.chunks;
+        let start = chunks.partition_point(|c| c.doc < doc);
+        start as u32..(start + chunks[start..].partition_point(|c| c.doc == doc)) as u32
+    }
+    fn has_vectors(&self) -> bool {
+        self.index.vectors.is_some()
+    }
+    fn statics(&self) -> Option<&StaticTable> {
+        self.statics
+    }
+    fn fetches(&self) -> bool {
+        false
+    }
+    fn want_terms<'t>(&self, _: &mut dyn Iterator<Item = &'t str>, _: &mut Need) {}
+    fn want_words(&self, _: &str, _: &mut Need) {}
+    fn has_term(&self, term: &str) -> bool {
+        self.index.lexical.term_id(term).is_some()
+    }
+    fn term_weight(&self, term: &str) -> Option<(u32, f32)> {
+        let t = self.index.lexical.term_id(term)?;
+        Some((t, self.index.lexical.idf[t as usize]))
+    }
+    fn lexicon(&self, _: &[String], _: &[String]) -> Held<'_, LexicalIndex> {
+        Held::Borrowed(&self.index.lexical)
+    }
+    fn want_vectors(&self, _: &mut Need) {}
+    fn nearest(
+        &self,
+        query: &[f32],
+        mask: Option<&[bool]>,
+        options: &SearchOptions,
+        _: &mut Need,
+    ) -> Result<Vec<ScoredChunk>> {
+        match &self.index.vectors {
+            Some(vectors) => vectors.search(query, super::pool(options), mask),
+            None => Ok(Vec::new()),
+        }
+    }
+    fn want_field(&self, _: &str, _: &mut Need) {}
+    fn field_value(&self, doc: u32, field: &str) -> Option<serde_json::Value> {
+        super::filter::field_value(self.index, doc, field)
+    }
+    fn want_dates(&self, _: &mut Need) {}
+    fn date(&self, doc: u32) -> Option<i64> {
+        let document = &self.index.documents[doc as usize];
+        Some(document.updated.as_ref().or(document.created.as_ref())?.unix_seconds)
+    }
+    fn want_text(&self, _: u32, _: &mut Need) {}
+    fn links_from(&self, doc: u32) -> Vec<DocLink> {
+        self.index.links_from(doc).to_vec()
+    }
+    fn indexed_text(&self, chunk: u32) -> String {
+        let c = &self.index.chunks[chunk as usize];
+        crate::index::indexed_text(self.index.document_of(c), c)
+    }
+    fn view<'a>(&'a self, _: &BTreeSet<u32>, _: Held<'a, LexicalIndex>) -> View<'a> {
+        View {
+            index: Held::Borrowed(self.index),
+            chunks: None,
+            documents: None,
+        }
+    }
+    fn rerank_scores(&self, _: &str, _: &str, _: &[u32]) -> Option<&[f32]> {
+        None
+    }
+}
