@@ -5,6 +5,8 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod build;
+#[cfg(not(target_arch = "wasm32"))]
+mod chunk_embedder;
 pub mod format;
 pub mod lexical;
 #[cfg(not(target_arch = "wasm32"))]

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::build::{embed_all, ChunkEmbedder};
+use super::chunk_embedder::{embed_all, ChunkEmbedder};
 use super::lexical::LexicalIndex;
 use super::{folded_text, Chunk, Document};
 use crate::analyze::Analyzer;
