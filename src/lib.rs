@@ -5,10 +5,13 @@
 //! → `index` (lexical BM25 + vector, one binary file) → `search` (retrieve, fuse, highlight)
 //! → `hit` (the `SearchHit` a caller receives). `embed` runs the sentence model (its BERT is
 //! `encoder`) on both targets;
-//! `searcher` ties an index to its model. The CLI (`src/main.rs`, `cli`) and the wasm bindings
+//! `searcher` ties an index to its model. Natively, `build` writes and publishes an index folder
+//! and `open` opens one to search. The CLI (`src/main.rs`, `cli`) and the wasm bindings
 //! (`wasm`) are thin shells over this core.
 
 pub mod analyze;
+#[cfg(all(feature = "model", not(target_arch = "wasm32")))]
+pub mod build;
 #[cfg(feature = "model")]
 pub mod embed;
 #[cfg(feature = "model")]
@@ -18,6 +21,8 @@ pub mod eval;
 pub mod fragment;
 pub mod hit;
 pub mod index;
+#[cfg(all(feature = "model", not(target_arch = "wasm32")))]
+pub mod open;
 #[cfg(feature = "model")]
 pub mod rerank;
 pub mod search;

@@ -1,0 +1,98 @@
+//! The models of a build: the f32 model the index is embedded with, and the one written beside
+//! the index for the browser (`model/`), its identity, and a split build's copy of it.
+
+use std::path::Path;
+
+use super::{io, publish::write_synced};
+use crate::embed::{self, Embedder, ModelFiles};
+use crate::error::{Error, Result};
+use crate::fragment;
+use crate::index::vector;
+
+/// Precision of the model weights written for the browser.
+#[derive(Clone, Copy, PartialEq, clap::ValueEnum)]
+pub enum WebWeights {
+    /// The linear layers in q8_0, the word table as int8 rows fetched by token (about 12 MB
+    /// before gzip, a query's rows a few kilobytes).
+    Q8,
+    F16,
+    F32,
+}
+
+/// Loads the f32 model the index embeddings are made with, and keeps its files' bytes (read
+/// once, so the model folder may be the output's own `model/`).
+pub fn load_source_model(dir: &Path) -> Result<(Embedder, ModelFiles)> {
+    let files = ModelFiles::read_dir(dir)?;
+    let embedder = Embedder::load(files.clone())?;
+    Ok((embedder, files))
+}
+
+/// The identity an index records of its model: the source model's, and the browser's weights
+/// (`web`: their SHA-256 and file name, as `write_web_model` gives them).
+pub fn model_identity(embedder: &Embedder, source: &ModelFiles, web: (String, &str)) -> vector::ModelIdentity {
+    let (web_sha, web_file) = web;
+    vector::ModelIdentity {
+        name: embed::MODEL_NAME.to_string(),
+        dimension: embedder.dimension() as u32,
+        source_weights_sha256: embedder.weights_sha256().to_string(),
+        web_weights_sha256: web_sha,
+        web_weights_file: web_file.to_string(),
+        config_sha256: embed::sha256_hex(&source.config),
+        tokenizer_sha256: embed::sha256_hex(&source.tokenizer),
+    }
+}
+
+/// Writes the model a browser downloads (weights, tokenizer, config, and the 8-bit model's word
+/// rows under `p/`) into `out`; returns the weights' SHA-256 and file name.
+pub fn write_web_model(
+    source: &ModelFiles,
+    out: &Path,
+    precision: WebWeights,
+) -> Result<(String, &'static str)> {
+    std::fs::create_dir_all(out)?;
+    let (name, written) = match precision {
+        WebWeights::Q8 => {
+            let model = embed::quantize_model(source)?;
+            fragment::write::save_packs(&model.packs, out)?;
+            (ModelFiles::QUANTIZED, model.weights)
+        }
+        WebWeights::F16 => {
+            let weights = out.join(ModelFiles::WEIGHTS);
+            embed::write_f16_weights(&source.weights, &weights)?;
+            (ModelFiles::WEIGHTS, std::fs::read(&weights)?)
+        }
+        WebWeights::F32 => (ModelFiles::WEIGHTS, source.weights.clone()),
+    };
+    write_synced(&out.join(name), &written)?;
+    write_synced(&out.join(ModelFiles::TOKENIZER), &source.tokenizer)?;
+    write_synced(&out.join(ModelFiles::CONFIG), &source.config)?;
+    Ok((embed::sha256_hex(&written), name))
+}
+
+/// Copies the browser's model of an index (as its identity names it) from `from` into `to`.
+pub(super) fn copy_web_model(from: &Path, to: &Path, identity: &vector::ModelIdentity) -> Result<()> {
+    let weights = std::fs::read(from.join(&identity.web_weights_file))
+        .map_err(io(format!("cannot read the model the shard wrote in {}", from.display())))?;
+    if embed::sha256_hex(&weights) != identity.web_weights_sha256 {
+        return Err(Error::Model(format!(
+            "{} is not the model its part was written with; build that shard again",
+            from.display()
+        )));
+    }
+    std::fs::create_dir_all(to)?;
+    if embed::is_quantized(&weights) {
+        let packs = embed::word_packs(&weights)?
+            .into_iter()
+            .map(|name| {
+                let path = from.join(fragment::PACK_DIR).join(&name);
+                Ok((name, std::fs::read(&path).map_err(io(format!("cannot read {}", path.display())))?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        fragment::write::save_packs(&packs, to)?;
+    }
+    write_synced(&to.join(&identity.web_weights_file), &weights)?;
+    for name in [ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
+        write_synced(&to.join(name), &std::fs::read(from.join(name))?)?;
+    }
+    Ok(())
+}

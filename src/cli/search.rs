@@ -1,0 +1,192 @@
+//! `cairn search`: the flags and `--options` JSON as options, one query or a queries file, and
+//! hits printed for a terminal (or JSON).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use cairn::hit::{ContextOptions, DocumentSearchOptions, Options, SearchHit, SearchOptions};
+use cairn::open::open;
+use rayon::prelude::*;
+
+use super::{read_queries, terminal_safe, Output};
+
+/// A search as the command line asked for it.
+pub(super) struct SearchRequest {
+    /// The options from the flags.
+    pub(super) base: SearchOptions,
+    /// Whether `--limit` was given (else the options type's own default limit applies).
+    pub(super) limit_given: bool,
+    /// `--options` JSON, laid over them.
+    pub(super) extra: Option<String>,
+    pub(super) output: Output,
+}
+
+impl SearchRequest {
+    /// The flags' options with the `--options` JSON laid over them, as type `T`.
+    pub(super) fn parse<T: Options>(&self) -> Result<T> {
+        let mut merged = serde_json::to_value(&self.base)?;
+        if !self.limit_given {
+            merged.as_object_mut().expect("options are an object").remove("limit");
+        }
+        if let Some(extra) = &self.extra {
+            let extra: serde_json::Value =
+                serde_json::from_str(extra).context("--options is not JSON")?;
+            let serde_json::Value::Object(extra) = extra else {
+                bail!("--options must be a JSON object")
+            };
+            merged
+                .as_object_mut()
+                .expect("options are an object")
+                .extend(extra);
+        }
+        T::from_json(merged).context("invalid --options")
+    }
+}
+
+pub(super) fn run_search(
+    path: &Path,
+    query: Option<String>,
+    queries: Option<PathBuf>,
+    request: SearchRequest,
+    json: bool,
+) -> Result<()> {
+    let search = match request.output {
+        Output::Hits => request.parse::<SearchOptions>()?,
+        Output::Documents => request.parse::<DocumentSearchOptions>()?.search,
+        Output::Context => request.parse::<ContextOptions>()?.search,
+    };
+    let mut opened = open(path, search.mode)?;
+    if let Some(rerank) = &search.rerank {
+        opened.load_reranker(rerank)?;
+    }
+    let searcher = &opened;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let answer = |query: &str| -> Result<serde_json::Value> {
+        Ok(match request.output {
+            Output::Hits => {
+                serde_json::to_value(searcher.search(query, &request.parse::<SearchOptions>()?)?)?
+            }
+            Output::Documents => serde_json::to_value(
+                searcher
+                    .searcher()?
+                    .search_documents(query, &request.parse::<DocumentSearchOptions>()?)?,
+            )?,
+            Output::Context => serde_json::to_value(
+                searcher
+                    .searcher()?
+                    .build_context(query, &request.parse::<ContextOptions>()?)?,
+            )?,
+        })
+    };
+    if let Some(queries) = queries {
+        let queries = read_queries(&queries)?;
+        let results: Vec<Result<serde_json::Value>> =
+            queries.par_iter().map(|(_, text)| answer(text)).collect();
+        for ((id, _), result) in queries.iter().zip(results) {
+            match result {
+                Ok(value) => {
+                    let key = if request.output == Output::Hits {
+                        "hits"
+                    } else {
+                        "result"
+                    };
+                    serde_json::to_writer(
+                        &mut out,
+                        &serde_json::json!({ "queryId": id, key: value }),
+                    )?;
+                    writeln!(out)?;
+                }
+                Err(e) => eprintln!(
+                    "query {}: {}",
+                    terminal_safe(id, 200),
+                    terminal_safe(&format!("{e:#}"), 1000)
+                ),
+            }
+        }
+        return Ok(());
+    }
+    let Some(query) = query else {
+        bail!("give a QUERY, or --queries FILE")
+    };
+    if json || request.output != Output::Hits {
+        serde_json::to_writer_pretty(&mut out, &answer(&query)?)?;
+        writeln!(out)?;
+    } else {
+        print_hits(&mut out, &searcher.search(&query, &request.parse()?)?)?;
+    }
+    Ok(())
+}
+
+fn print_hits(out: &mut impl Write, hits: &[SearchHit]) -> Result<()> {
+    if hits.is_empty() {
+        writeln!(out, "no hits")?;
+    }
+    for hit in hits {
+        let c = &hit.citation;
+        let mut place = c.title.clone();
+        for heading in c.heading_path.iter().filter(|h| **h != c.title) {
+            place.push_str(" › ");
+            place.push_str(heading);
+        }
+        let place = terminal_safe(&place, 200);
+        let location = terminal_safe(c.url.as_deref().unwrap_or(&c.doc_id), 200);
+        writeln!(
+            out,
+            "{:>2}. {place}  [{location}, lines {}-{}]",
+            hit.rank, c.line_start, c.line_end
+        )?;
+        let mut signals = format!("{:.4} {:?}", hit.score, hit.score_kind).to_lowercase();
+        if let Some(s) = &hit.signals.lexical {
+            signals.push_str(&format!(
+                "; lexical #{} {:.3} (document {:.3})",
+                s.rank, s.score, s.document_score
+            ));
+        }
+        if let Some(s) = &hit.signals.semantic {
+            signals.push_str(&format!("; semantic #{} {:.3}", s.rank, s.score));
+        }
+        writeln!(out, "    {signals}")?;
+        writeln!(out, "    {}", terminal_safe(&excerpt(hit, 240), 300))?;
+    }
+    Ok(())
+}
+
+/// The hit's text cut to about `max` characters around its first highlight, terms in «».
+fn excerpt(hit: &SearchHit, max: usize) -> String {
+    let units: Vec<u16> = hit.text.encode_utf16().collect();
+    let first = hit.highlights.first().map_or(0, |h| h.start as usize);
+    let start = first.saturating_sub(max / 3);
+    let end = (start + max * 2).min(units.len());
+    let mut out = String::new();
+    let mut at = start;
+    for h in hit
+        .highlights
+        .iter()
+        .filter(|h| h.start as usize >= start && (h.end as usize) <= end)
+    {
+        out.push_str(&String::from_utf16_lossy(&units[at..h.start as usize]));
+        out.push('«');
+        out.push_str(&String::from_utf16_lossy(
+            &units[h.start as usize..h.end as usize],
+        ));
+        out.push('»');
+        at = h.end as usize;
+    }
+    out.push_str(&String::from_utf16_lossy(&units[at.min(end)..end]));
+    let chars: Vec<char> = out
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .collect();
+    let mut text: String = chars.iter().take(max).collect();
+    if start > 0 {
+        text.insert(0, '…');
+    }
+    if chars.len() > max || end < units.len() {
+        text.push('…');
+    }
+    text
+}
