@@ -67,7 +67,7 @@ fn main() {
     let real: usize = tokens.iter().sum();
     let cpu_before = cpu_seconds();
     let started = Instant::now();
-    let flat = cairn::index::build::embed_all(&embedder, &texts, &|_, _| {}).expect("vectors");
+    let flat = cairn::build::embed_all(&embedder, &texts, &|_, _| {}).expect("vectors");
     let wall = started.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu_before;
     assert_eq!(flat.len(), texts.len() * embedder.dimension());

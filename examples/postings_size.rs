@@ -13,7 +13,7 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use cairn::fragment::load::{decode, Fragmented};
-use cairn::index::format::gunzip;
+use cairn::store::envelope::gunzip;
 use cairn::fragment::{unslot, Payload, TermPostings, META_FILE, PACK_DIR};
 use cairn::index::lexical::byte_length;
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use cairn::hit::{Encoder, SearchMode, SearchOptions};
-use cairn::statics::distill::{distill, DistillOptions};
+use cairn::build::distill::{distill, DistillOptions};
 use cairn::{eval, Searcher};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (rows, packs) = distilled.write(index);
     let packs: Vec<Vec<u8>> = packs.into_iter().map(|(_, b)| b).collect();
     eprintln!("distilled {} rows in {:.1} s", rows.len(), started.elapsed().as_secs_f64());
-    searcher.set_statics(cairn::statics::from_packs(&rows, &packs)?);
+    searcher.set_statics(cairn::store::rows::from_packs(&rows, &packs)?);
 
     let qrels = eval::parse_qrels(&std::fs::read_to_string(eval_dir.join("qrels/test.tsv"))?)?;
     let queries: Vec<(String, String)> = std::fs::read_to_string(eval_dir.join("queries.jsonl"))?

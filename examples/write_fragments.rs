@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = std::time::Instant::now();
     let index = format::read(&std::fs::read(PathBuf::from(source).join("index.cairn"))?)?;
     let rows = match &index.statics {
-        Some(rows) => cairn::statics::read_packs(rows, std::path::Path::new(source))?,
+        Some(rows) => cairn::store::rows::read_packs(rows, std::path::Path::new(source))?,
         None => Vec::new(),
     };
     let layout = write::write(&index, &PathBuf::from(out), &options, &rows)?;

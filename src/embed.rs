@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use tokenizers::{PaddingParams, PaddingStrategy, PostProcessor, Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
-use crate::statics::{RowRequest, StaticRows, StaticTable};
+use crate::store::rows::{RowRequest, StaticRows, StaticTable};
 
 /// The model's name as the index records it.
 pub const MODEL_NAME: &str = "sentence-transformers/all-MiniLM-L6-v2";
@@ -59,7 +59,7 @@ impl ModelFiles {
             let word_packs = word_packs(&weights)?
                 .iter()
                 .map(|name| {
-                    let path = dir.join(crate::fragment::PACK_DIR).join(name);
+                    let path = dir.join(crate::store::pack::PACK_DIR).join(name);
                     std::fs::read(&path).map_err(|e| {
                         Error::Model(format!(
                             "cannot read the model's word rows {} ({e}); write the model again (cairn index)",
@@ -193,7 +193,7 @@ impl Embedder {
             let words = if files.word_packs.is_empty() {
                 StaticTable::new(rows)
             } else {
-                crate::statics::from_packs(&rows, &files.word_packs)
+                crate::store::rows::from_packs(&rows, &files.word_packs)
                     .map_err(|e| Error::Model(format!("the model's word rows: {e}")))?
             }
             .named("the model's word row");
@@ -469,7 +469,7 @@ pub fn quantize_model(source: &ModelFiles) -> Result<QuantizedModel> {
     let (count, dimension) = table.embeddings().dims2()?;
     let values = table.embeddings().flatten_all()?.to_vec1::<f32>()?;
     let ids: Vec<u32> = (0..count as u32).collect();
-    let (rows, packs) = crate::statics::write(dimension, count, &ids, &values);
+    let (rows, packs) = crate::store::rows::write(dimension, count, &ids, &values);
     let tensors = bert.to_gguf()?;
     let metadata = [
         (WORDS_DIMENSION, Value::U32(dimension as u32)),
@@ -490,4 +490,14 @@ pub fn quantize_model(source: &ModelFiles) -> Result<QuantizedModel> {
         weights: weights.into_inner(),
         packs,
     })
+}
+
+impl crate::search::SentenceEncoder for Embedder {
+    fn can_embed(&self, text: &str) -> bool {
+        self.missing_rows(text).is_ok_and(|m| m.is_empty())
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Embedder::embed_batch(self, texts)
+    }
 }

@@ -29,7 +29,7 @@ use candle_core::{CpuStorage, CustomOp1, DType, Device, Layout, Module, Shape, T
 use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
-use crate::statics::StaticTable;
+use crate::store::rows::StaticTable;
 
 type Result<T> = candle_core::Result<T>;
 

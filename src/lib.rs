@@ -10,7 +10,7 @@
 //! (`wasm`) are thin shells over this core.
 
 pub mod analyze;
-#[cfg(all(feature = "model", not(target_arch = "wasm32")))]
+#[cfg(not(target_arch = "wasm32"))]
 pub mod build;
 #[cfg(feature = "model")]
 pub mod embed;
@@ -21,6 +21,7 @@ pub mod eval;
 pub mod fragment;
 pub mod hit;
 pub mod index;
+pub mod order;
 #[cfg(all(feature = "model", not(target_arch = "wasm32")))]
 pub mod open;
 #[cfg(feature = "model")]
@@ -28,6 +29,7 @@ pub mod rerank;
 pub mod search;
 pub mod searcher;
 pub mod statics;
+pub mod store;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod chunk;

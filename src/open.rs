@@ -37,8 +37,8 @@ impl Opened {
                     vector: vector.as_deref(),
                     vector_from_caller: false,
                     encoder: crate::hit::Encoder::Model,
-                    embedder: embedder.as_ref(),
-                    now_ms: options.now.unwrap_or_else(crate::searcher::now_ms),
+                    embedder: embedder.as_ref().map(|e| e as &dyn crate::search::SentenceEncoder),
+                    now_ms: options.now.unwrap_or_else(crate::search::now_ms),
                     reranker: reranker.as_ref().map(|r| r as &dyn crate::search::CrossEncoder),
                     expanded: None,
                 };
@@ -102,7 +102,7 @@ pub fn open(path: &Path, mode: SearchMode) -> Result<Opened> {
         .map_err(|e| Error::InvalidIndex(format!("{}: {e}", file.display())))?;
     if let Some(rows) = &searcher.index().statics {
         if mode != SearchMode::Lexical {
-            searcher.set_statics(crate::statics::read_all(rows, &dir)?);
+            searcher.set_statics(crate::store::rows::read_all(rows, &dir)?);
         }
     }
     if searcher.has_vectors() && mode != SearchMode::Lexical {

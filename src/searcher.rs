@@ -18,8 +18,8 @@ use crate::index::{format, Index};
 #[cfg(feature = "model")]
 use crate::rerank::Reranker;
 use crate::search::expand::{expand, Expanded};
-use crate::search::{self, answer, QueryContext, Whole};
-use crate::statics::{RowRequest, StaticTable};
+use crate::search::{self, answer, now_ms, QueryContext, Whole};
+use crate::store::rows::{RowRequest, StaticTable};
 
 /// Cheap to clone (the index and the model are shared), so a shell can attach a model to a copy
 /// and swap it in whole: no caller ever sees a half-attached model.
@@ -221,12 +221,15 @@ impl Searcher {
         };
         #[cfg(not(feature = "model"))]
         let reranker = None;
+        #[cfg(feature = "model")]
+        let embedder = self.embedder.as_deref().map(|e| e as &dyn crate::search::SentenceEncoder);
+        #[cfg(not(feature = "model"))]
+        let embedder = None;
         QueryContext {
             vector: prepared.vector.as_deref(),
             vector_from_caller: false,
             encoder: Encoder::Model,
-            #[cfg(feature = "model")]
-            embedder: self.embedder.as_deref(),
+            embedder,
             now_ms: options.now.unwrap_or_else(now_ms),
             reranker,
             expanded: prepared.expanded.as_ref(),
@@ -347,18 +350,4 @@ pub fn load_checked_model(
         )));
     }
     Ok(embedder)
-}
-
-/// Milliseconds since 1970, from the platform's clock.
-pub fn now_ms() -> f64 {
-    #[cfg(target_arch = "wasm32")]
-    {
-        js_sys::Date::now()
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-    }
 }

@@ -432,7 +432,7 @@ impl FragmentedIndex {
         let index = self.borrow()?;
         let context = fragment_context(vector.as_deref(), false, &options.search);
         let step = index
-            .search_documents(&query, context, &options, crate::searcher::now_ms)
+            .search_documents(&query, context, &options, crate::search::now_ms)
             .map_err(js_error)?;
         to_js(&index.step(step.map(|documents| crate::fragment::FragmentStep {
             documents: Some(documents),
@@ -730,7 +730,7 @@ fn fragment_context<'a>(
         },
         #[cfg(feature = "model")]
         embedder: None,
-        now_ms: options.now.unwrap_or_else(crate::searcher::now_ms),
+        now_ms: options.now.unwrap_or_else(crate::search::now_ms),
         reranker: None,
         expanded: None,
     }

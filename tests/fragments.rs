@@ -19,7 +19,8 @@ use cairn::index::DocLink;
 use cairn::fragment::write::{self, Options};
 use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, Rerank, SearchMode, SearchOptions};
 use cairn::rerank::Reranker;
-use cairn::index::format::{self, gunzip};
+use cairn::index::format;
+use cairn::store::envelope::gunzip;
 use cairn::search::expand::expand;
 use cairn::search::QueryContext;
 use cairn::Searcher;
@@ -358,10 +359,10 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
     single.load_model(files()).unwrap();
     let reranker = with_cross_encoder(&mut single);
     let statics = single.index().statics.clone().expect("a static tier");
-    single.set_statics(cairn::statics::read_all(&statics, &embedded).unwrap());
+    single.set_statics(cairn::store::rows::read_all(&statics, &embedded).unwrap());
     let embedder = Embedder::load(files()).unwrap();
     let fragments = dir.path().join("embedded-fragments");
-    let rows = cairn::statics::read_packs(&statics, &embedded).unwrap();
+    let rows = cairn::store::rows::read_packs(&statics, &embedded).unwrap();
     write::write(&format::read(&bytes).unwrap(), &fragments, &small(), &rows).unwrap();
     same_answers(
         &single,

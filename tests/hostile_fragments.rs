@@ -268,7 +268,7 @@ fn a_meta_cannot_claim_more_than_it_holds_nor_inflate_past_its_bound() {
     let mut lying = gzip(&vec![7u8; 100_000]);
     let n = lying.len();
     lying[n - 4..].copy_from_slice(&1000u32.to_le_bytes());
-    let error = format::gunzip(&lying, 1 << 20, "fragment 3").unwrap_err().to_string();
+    let error = cairn::store::envelope::gunzip(&lying, 1 << 20, "fragment 3").unwrap_err().to_string();
     assert!(error.contains("fragment 3 is damaged") && error.contains("1000 bytes it states"), "{error}");
 }
 
@@ -285,7 +285,7 @@ fn a_fragment_bomb_is_refused_by_the_size_the_meta_states() {
         encoder.write_all(&zeros).unwrap();
     }
     let bomb = encoder.finish().unwrap();
-    let error = format::gunzip(&bomb, limit, "fragment 0").unwrap_err().to_string();
+    let error = cairn::store::envelope::gunzip(&bomb, limit, "fragment 0").unwrap_err().to_string();
     assert!(error.contains("fragment 0 is damaged") && error.contains("over the"), "{error}");
     // Through the reader: a slot of the wrong length is refused before it is inflated.
     let mut reader = reader;

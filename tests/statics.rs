@@ -148,7 +148,7 @@ fn a_search_needs_the_rows_of_its_terms_and_a_damaged_row_fails_alone() {
     let before = searcher.search(query, &hybrid).unwrap();
     assert!(before.iter().all(|h| h.signals.semantic.is_none()));
     let requests = searcher.static_rows_needed(query, &semantic);
-    let pack_bytes = |r: &cairn::statics::RowRequest| {
+    let pack_bytes = |r: &cairn::store::rows::RowRequest| {
         let pack = std::fs::read(out.join("p").join(&r.pack)).unwrap();
         pack[r.offset as usize..r.offset as usize + r.length as usize].to_vec()
     };

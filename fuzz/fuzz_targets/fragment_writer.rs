@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use cairn::chunk::ChunkLimit;
 use cairn::fragment::load::{Fragmented, Step};
 use cairn::fragment::write::{layout, Options};
-use cairn::index::build::build;
+use cairn::build::build;
 use cairn::index::IndexSettings;
 use cairn::ingest::{ingest_file, IngestOptions, InputFile};
 use cairn::search::QueryContext;

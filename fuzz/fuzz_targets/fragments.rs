@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use cairn::fragment::load::{Fragmented, Step};
 use cairn::fragment::write::{encode_meta, layout, Options};
-use cairn::index::format::gunzip;
+use cairn::store::envelope::gunzip;
 use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, Rerank, SearchMode, SearchOptions};
 use cairn::search::QueryContext;
 use cairn_fuzz::{check_hit, query_vector, sample_index, write_seeds_if_asked, Vectors};

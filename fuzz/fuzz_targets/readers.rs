@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use cairn::chunk::ChunkLimit;
-use cairn::index::build::build;
+use cairn::build::build;
 use cairn::index::IndexSettings;
 use cairn::ingest::{ingest_file, IngestOptions, InputFile};
 use cairn_fuzz::{check_hit, everything, write_seeds_if_asked};

@@ -4,8 +4,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::text_hash;
-use crate::index::build;
+use super::reuse::text_hash;
+use crate::build;
 use crate::ingest;
 
 /// Before embedding, how long it will take: the chunks in `range` (all of them, or a shard's)

@@ -6,11 +6,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use cairn::build::{
-    distill_static, embedding_estimate, load_source_model, model_identity, reusable, write_index,
+    self, distill_static, embedding_estimate, load_source_model, model_identity, reusable, write_index,
     write_synced, write_web_model, Layout, Staging, WebWeights, MODEL_DIR, PART_FILE,
 };
 use cairn::chunk::{ChunkLimit, TokenLimit};
-use cairn::index::{build, format, shard as build_shard, vector, IndexSettings};
+use cairn::build::shard as build_shard;
+use cairn::index::{format, vector, IndexSettings};
 use cairn::ingest;
 
 use super::{progress_bar, terminal_safe};

@@ -18,13 +18,15 @@ use crate::error::{Error, Result};
 use crate::hit::{
     ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit, SearchOptions,
 };
-use crate::statics::StaticTable;
-use crate::index::format::{gunzip, lengths_in_range, open, settings_in_range};
+use crate::store::rows::StaticTable;
+use crate::index::format::{lengths_in_range, settings_in_range};
+use crate::store::envelope::{gunzip, open};
 use crate::index::lexical::{least_length, term_idfs, Documents, LexicalIndex, Postings};
 use crate::index::vector::{dot, dot_i8, ScoredChunk};
 use crate::index::{Chunk, DocLink, Document, Index, IndexSettings};
 use crate::search::source::{Held, Need, Source, View};
-use crate::search::{self, answer, order, QueryContext};
+use crate::order;
+use crate::search::{self, answer, QueryContext};
 pub use crate::search::source::Step;
 
 /// The most chunks a fragmented index may have: the loader keeps a table a chunk (4 bytes), and
@@ -130,7 +132,7 @@ impl Fragmented {
                 lengths_in_range(meta.average_chunk_length, meta.average_document_length, meta.terms.len() as u64)
             })
             .map_err(|m| damaged(format!("the meta file's {m}")))?;
-        if meta.max_inflated as u64 > crate::index::format::MAX_INFLATED {
+        if meta.max_inflated as u64 > crate::store::envelope::MAX_INFLATED {
             return Err(damaged(format!("the meta file says a fragment inflates to {} bytes", meta.max_inflated)));
         }
         let fragments = meta.fragment_lengths.len() as u64;
@@ -632,7 +634,7 @@ impl Fragmented {
                 score: codes.estimate(base, centroids.lengths.get(j), code),
             })
             .collect();
-        search::top_k(&mut scored, k, |s| s.score, |s| s.chunk);
+        crate::order::top_k(&mut scored, k, |s| s.score, |s| s.chunk);
         let probes = match options.probes {
             Some(probes) => probes.clamp(1, k as u32) as usize,
             // The meta's scan budget, and at least twice the pool: a search that asks for more
@@ -870,7 +872,7 @@ impl Source for Fragmented {
             chunk,
             score: estimate.min(floor),
         }));
-        search::top_k(&mut hits, search::pool(options), |h| h.score, |h| h.chunk);
+        crate::order::top_k(&mut hits, search::pool(options), |h| h.score, |h| h.chunk);
         Ok(hits)
     }
     fn want_field(&self, field: &str, need: &mut Need) {
@@ -1026,7 +1028,7 @@ pub mod native {
             context: QueryContext<'_>,
             options: &DocumentSearchOptions,
         ) -> Result<DocumentSearchResponse> {
-            self.run(context.reranker, |index| index.search_documents(query, context, options, crate::searcher::now_ms))
+            self.run(context.reranker, |index| index.search_documents(query, context, options, crate::search::now_ms))
         }
 
         /// Takes `step`s, adding what each needs, until one answers.

@@ -13,6 +13,11 @@ pub mod load;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod write;
 
+pub use crate::store::envelope::{FRAGMENT_MAGIC, META_MAGIC};
+pub use crate::store::pack::{decode_record, encode_record, is_pack_name, record_id, record_length, PACK_DIR};
+#[cfg(not(target_arch = "wasm32"))]
+pub use crate::store::pack::pack_name;
+
 use serde::{Deserialize, Serialize};
 use tsify::Tsify;
 
@@ -20,11 +25,8 @@ use crate::hit::{ContextResponse, DocType, DocumentSearchResponse, SearchHit};
 use crate::index::vector::ModelIdentity;
 use crate::index::{Chunk, DocLink, Document, IndexSettings};
 
-pub const META_MAGIC: &[u8; 8] = b"CAIRNMTA";
-pub const FRAGMENT_MAGIC: &[u8; 8] = b"CAIRNFRG";
 /// The meta file's name, beside the `p/` folder of packs.
 pub const META_FILE: &str = "meta.cairn";
-pub const PACK_DIR: &str = "p";
 /// Text fragments' slots are whole numbers of these bytes, and the meta gives their lengths in
 /// these units (see `unslot`).
 pub const TEXT_UNIT: u32 = 256;
@@ -65,7 +67,7 @@ pub struct Meta {
     pub text_chunks: Vec<u32>,
     pub vectors: Option<VectorMeta>,
     /// Where the static tier's rows are (their packs are not fragments).
-    pub statics: Option<crate::statics::StaticRows>,
+    pub statics: Option<crate::store::rows::StaticRows>,
     /// Pack file names under `p/` (content hashes), and how many fragments each holds: the
     /// fragments are laid end to end, pack after pack, in number order.
     pub packs: Vec<String>,
@@ -317,57 +319,6 @@ pub fn default_probes(sizes: impl IntoIterator<Item = u32>, budget: u32) -> usiz
         (held, probes) = (after, probes + 1);
     }
     probes.max(4)
-}
-
-/// The length of a vector record: `dimension` int8 components, the f32 scale and a CRC-32 of
-/// both (little-endian). A records fragment is its partition's records end to end, not gzipped,
-/// so that one record is one range of its pack.
-pub fn record_length(dimension: usize) -> usize {
-    dimension + 8
-}
-
-/// A pack's file name: `<20 hex digits of its SHA-256>.<kind>` (`cairnpack` for fragments,
-/// `cairnrows` for static rows).
-#[cfg(not(target_arch = "wasm32"))]
-pub fn pack_name(bytes: &[u8], kind: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let hex: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}.{kind}", &hex[..20])
-}
-
-/// Whether `name` is a file name `pack_name` gives (so a crafted meta cannot name a path).
-pub fn is_pack_name(name: &str) -> bool {
-    name.strip_suffix(".cairnpack")
-        .or_else(|| name.strip_suffix(".cairnrows"))
-        .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-/// Appends record `id` (int8 values, scale, and a CRC-32 of the id and both) to `out`. The id
-/// (a vector record's `record_id`, a row's number) is not stored: the reader that asks for
-/// record `id` checks it, so bytes read from another record's place are refused, not used.
-pub fn encode_record(values: &[i8], scale: f32, id: u64, out: &mut Vec<u8>) {
-    let start = out.len();
-    out.extend(values.iter().map(|&v| v as u8));
-    out.extend_from_slice(&scale.to_le_bytes());
-    let crc = crate::index::format::crc32_of(id, &out[start..]);
-    out.extend_from_slice(&crc.to_le_bytes());
-}
-
-/// Record `id`'s int8 values and scale, if it is `record_length(dimension)` bytes, its
-/// checksum holds for that id and its scale is finite.
-pub fn decode_record(bytes: &[u8], dimension: usize, id: u64) -> Option<(Vec<i8>, f32)> {
-    if bytes.len() != record_length(dimension) {
-        return None;
-    }
-    let (body, crc) = bytes.split_at(bytes.len() - 4);
-    let scale = f32::from_le_bytes(body[dimension..].try_into().ok()?);
-    (crate::index::format::crc32_of(id, body).to_le_bytes() == crc && scale.is_finite())
-        .then(|| (body[..dimension].iter().map(|&b| b as i8).collect(), scale))
-}
-
-/// The id a vector record's checksum covers: its records fragment and its place there.
-pub fn record_id(fragment: u32, record: u32) -> u64 {
-    (fragment as u64) << 32 | record as u64
 }
 
 impl Meta {

@@ -17,8 +17,9 @@ use super::{
     TermShard, TextFragment, WordShard, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
 };
 use crate::error::{Error, Result};
-use crate::index::format::{compress, seal, Stream};
-use crate::index::vector::{dot, quantize_into};
+use crate::store::envelope::{compress, seal, Stream};
+use crate::index::vector::dot;
+use crate::store::pack::quantize_into;
 use crate::index::lexical::length_byte;
 use crate::index::Index;
 use crate::search::filter;
@@ -296,7 +297,7 @@ pub fn encode(fragment: &Fragment) -> Result<(Vec<u8>, usize)> {
     Ok((slot, envelope.len()))
 }
 
-/// A fragment's gzip (`format::compress`).
+/// A fragment's gzip (`envelope::compress`).
 pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     compress(bytes, Stream::Gzip)
 }

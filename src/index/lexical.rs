@@ -451,7 +451,7 @@ impl LexicalIndex {
                 }
             })
             .collect();
-        crate::search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
+        crate::order::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
         hits
     }
 

@@ -1,18 +1,10 @@
 //! The index: what a search reads. Documents, the chunks cut from them (each remembering where
 //! it came from), the lexical (BM25) index over the chunks and, when the index was built with a
-//! model, the chunk embeddings. `format` reads and writes it as one binary file; `build` (native
-//! only) assembles it from ingested documents, and `shard` joins a build split across machines.
+//! model, the chunk embeddings. `format` reads and writes it as one binary file; `crate::build`
+//! assembles it from ingested documents.
 
-#[cfg(not(target_arch = "wasm32"))]
-pub mod build;
-#[cfg(not(target_arch = "wasm32"))]
-mod chunk_embedder;
 pub mod format;
 pub mod lexical;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod shard;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod summary;
 pub mod vector;
 
 use serde::{Deserialize, Serialize};
@@ -41,7 +33,7 @@ pub struct Document {
     /// `<meta name="author">`).
     pub author: Option<String>,
     /// A few of its own sentences that say what it is about, chosen at build time
-    /// (`index::summary`); none when that would be all of its text (see `Index::summary`).
+    /// (`build::summary`); none when that would be all of its text (see `Index::summary`).
     pub summary: Option<String>,
 }
 
@@ -120,7 +112,7 @@ pub struct Index {
     pub lexical: LexicalIndex,
     pub vectors: Option<VectorIndex>,
     /// Where the static query encoder's rows are (`statics`), when it was distilled.
-    pub statics: Option<crate::statics::StaticRows>,
+    pub statics: Option<crate::store::rows::StaticRows>,
     /// Each document's metadata, parsed on first use (filters, hits).
     #[serde(skip)]
     parsed_metadata: std::sync::OnceLock<Vec<Option<serde_json::Value>>>,

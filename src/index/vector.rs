@@ -230,7 +230,7 @@ impl VectorIndex {
                 let mut values = Vec::with_capacity(vectors.len());
                 let scales = vectors
                     .chunks(dim)
-                    .map(|v| quantize_into(v, &mut values))
+                    .map(|v| crate::store::pack::quantize_into(v, &mut values))
                     .collect();
                 Store::Int8 { values, scales }
             }
@@ -376,7 +376,7 @@ impl VectorIndex {
                         score: dot(query, &item.point.0),
                     })
                     .collect();
-                crate::search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
+                crate::order::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
                 Ok(hits)
             }
         }
@@ -423,7 +423,7 @@ impl VectorIndex {
                 })
                 .collect(),
         };
-        crate::search::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
+        crate::order::top_k(&mut hits, limit, |h| h.score, |h| h.chunk);
         hits
     }
 
@@ -440,28 +440,6 @@ impl VectorIndex {
     }
 }
 
-/// Appends `v` in int8 to `values` and returns its scale.
-pub fn quantize_into(v: &[f32], values: &mut Vec<i8>) -> f32 {
-    let scale = int8_scale(v.iter().fold(0f32, |m, x| m.max(x.abs())));
-    values.extend(
-        v.iter()
-            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
-    );
-    scale
-}
-
-/// A vector's int8 scale: its largest magnitude over 127, rounded up to 17 significant bits.
-/// Then `code × scale` is exact in f32 and the largest component's code is ±127, so quantizing
-/// a dequantized vector gives back the same codes and scale: vectors an index hands to the next
-/// build (`build::Previous`) are stored again byte for byte.
-fn int8_scale(largest: f32) -> f32 {
-    if !(largest > 0.0 && largest.is_finite()) {
-        return 1.0;
-    }
-    const LOW: u32 = (1 << 7) - 1;
-    let bits = (largest / 127.0).to_bits();
-    f32::from_bits(if bits & LOW == 0 { bits } else { (bits | LOW) + 1 })
-}
 
 /// Dot product with 16 lanes of partial sums, added in a fixed order. On wasm32 with `simd128`
 /// the lanes are four `f32x4` registers; elsewhere the same arithmetic is written on arrays

@@ -7,7 +7,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::retrieve::{rerank, retrieve, with_static, Retrieval};
 use super::source::{Need, Source, Step, Wait};
-use super::{documents, order, Candidate, QueryContext, Retrieved};
+use super::{documents, Candidate, QueryContext, Retrieved};
+use crate::order;
 use crate::error::Result;
 use crate::hit::{
     ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, ScoreKind,

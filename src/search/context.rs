@@ -78,13 +78,13 @@ pub fn from_hits(hits: &[SearchHit], score_kind: ScoreKind, options: &ContextOpt
     }
     match options.order {
         ContextOrder::Score => {}
-        ContextOrder::Document => super::order::sort_by(&mut admitted, |&a, &b| {
+        ContextOrder::Document => crate::order::sort_by(&mut admitted, |&a, &b| {
             (&hits[a].citation.doc_id, hits[a].citation.chunk_index)
                 .cmp(&(&hits[b].citation.doc_id, hits[b].citation.chunk_index))
         }),
         // Newest first; undated last; ties by score.
         ContextOrder::Recency => {
-            super::order::sort_by(&mut admitted, |&a, &b| {
+            crate::order::sort_by(&mut admitted, |&a, &b| {
                 hits[b].updated_at.cmp(&hits[a].updated_at).then(a.cmp(&b))
             })
         }

@@ -267,7 +267,7 @@ pub fn field_names(index: &Index, doc: u32) -> Vec<String> {
     if let Some(Value::Object(m)) = index.metadata(doc) {
         names.extend(m.keys().cloned());
     }
-    super::order::sort(&mut names);
+    crate::order::sort(&mut names);
     names.dedup();
     names
 }

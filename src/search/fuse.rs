@@ -131,7 +131,7 @@ pub fn fuse(
             }
         }
     }
-    crate::search::top_k(&mut fused, usize::MAX, |c| c.score, |c| c.chunk);
+    crate::order::top_k(&mut fused, usize::MAX, |c| c.score, |c| c.chunk);
     fused
 }
 

@@ -76,7 +76,7 @@ pub fn best_lexical_sentence(
             .filter(|m| sentence.contains(&m.bytes.start))
             .map(|m| m.term.as_str())
             .collect();
-        super::order::sort(&mut terms);
+        crate::order::sort(&mut terms);
         terms.dedup();
         let weight: f32 = terms.iter().map(|t| idf(t)).sum();
         if weight > 0.0 && best.is_none_or(|(_, w)| weight > w) {

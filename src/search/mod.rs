@@ -13,12 +13,9 @@ pub mod filter;
 pub mod fuse;
 pub mod highlight;
 mod hits;
-pub mod order;
 pub mod retrieve;
 pub mod source;
 
-#[cfg(feature = "model")]
-use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::hit::{Expansion, ScoreKind, SearchHit, SearchMode, SearchOptions};
 use crate::index::Index;
@@ -59,8 +56,7 @@ pub struct QueryContext<'a> {
     /// What made `vector`.
     pub encoder: crate::hit::Encoder,
     /// The model, for finding the closest sentence of a hit only the semantic signal found.
-    #[cfg(feature = "model")]
-    pub embedder: Option<&'a Embedder>,
+    pub embedder: Option<&'a dyn SentenceEncoder>,
     /// Now, in milliseconds since 1970 (for ages and the recency boost).
     pub now_ms: f64,
     /// The cross-encoder `rerank` scores with, once the shell has loaded the one it names.
@@ -68,6 +64,16 @@ pub struct QueryContext<'a> {
     /// The query's expansion, when the caller made it already (for the encoders' corrected
     /// text); otherwise the search makes it.
     pub expanded: Option<&'a expand::Expanded>,
+}
+
+/// What embeds a hit's sentences to find the one closest to the query by meaning: the sentence
+/// model (`embed::Embedder`), or a stand-in in tests.
+pub trait SentenceEncoder {
+    /// Whether `text` can be embedded now (the browser's 8-bit model holds only the word rows
+    /// fetched so far).
+    fn can_embed(&self, text: &str) -> bool;
+    /// The unit vectors of `texts`, in order.
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
 }
 
 /// What reranks: a cross-encoder's relevance in [0, 1] of each text to the query
@@ -297,6 +303,20 @@ pub fn age_days(index: &Index, doc: u32, now_ms: f64) -> Option<u32> {
     Some(days_since(at.unix_seconds, now_ms))
 }
 
+/// Milliseconds since 1970, from the platform's clock.
+pub fn now_ms() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    }
+}
+
 /// Whole days from `unix_seconds` to `now_ms` (0 for a date in the future).
 pub(crate) fn days_since(unix_seconds: i64, now_ms: f64) -> u32 {
     let days = (now_ms / 1000.0 - unix_seconds as f64) / 86_400.0;
@@ -321,16 +341,6 @@ pub(crate) fn boost_recency(
             c.score *= c.recency_factor;
         }
     }
-    top_k(candidates, usize::MAX, |c| c.score, |c| c.chunk);
+    crate::order::top_k(candidates, usize::MAX, |c| c.score, |c| c.chunk);
 }
 
-/// Keeps the `k` best items, sorted best first; ties go to the lower id, so every target
-/// returns the same order.
-pub(crate) fn top_k<T>(
-    items: &mut Vec<T>,
-    k: usize,
-    score: impl Fn(&T) -> f32,
-    id: impl Fn(&T) -> u32,
-) {
-    order::top_by(items, k, |a, b| score(b).total_cmp(&score(a)).then_with(|| id(a).cmp(&id(b))));
-}

@@ -312,6 +312,6 @@ fn reorder(candidates: &mut [Candidate], scores: &[f32]) -> Result<()> {
         c.reranker_score = Some(s);
     }
     candidates[top..].iter_mut().for_each(|c| c.score = 0.0);
-    super::order::sort_by(&mut candidates[..top], |a, b| b.score.total_cmp(&a.score));
+    crate::order::sort_by(&mut candidates[..top], |a, b| b.score.total_cmp(&a.score));
     Ok(())
 }

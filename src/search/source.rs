@@ -14,7 +14,7 @@ use crate::hit::SearchOptions;
 use crate::index::lexical::LexicalIndex;
 use crate::index::vector::ScoredChunk;
 use crate::index::{DocLink, Index, IndexSettings};
-use crate::statics::{RowRequest, StaticTable};
+use crate::store::rows::{RowRequest, StaticTable};
 
 /// What a search gives: its answer, or what it needs first.
 #[derive(Debug)]

@@ -4,13 +4,13 @@
 
 use rayon::prelude::*;
 
-use super::lexical::{ChunkTerms, LexicalIndex};
-use super::vector::{GraphSettings, ModelIdentity, Precision, VectorIndex};
-use super::{indexed_text, Index, IndexSettings};
+use crate::index::lexical::{ChunkTerms, LexicalIndex};
+use crate::index::vector::{GraphSettings, ModelIdentity, Precision, VectorIndex};
+use crate::index::{indexed_text, Index, IndexSettings};
 use crate::error::Result;
 use crate::ingest::SourceDocument;
 
-pub use super::chunk_embedder::{embed_all, ChunkEmbedder};
+use super::chunk_embedder::{embed_all, ChunkEmbedder};
 
 /// How the vectors are indexed.
 pub struct VectorOptions<'a> {
@@ -180,9 +180,9 @@ pub fn with_vectors(mut index: Index, flat: Vec<f32>, options: &VectorOptions) -
 /// Turns each document's link targets (paths relative to the document, as written in its
 /// source) into links between indexed documents; links to anything else are dropped.
 fn resolve_links(
-    documents: &[super::Document],
+    documents: &[crate::index::Document],
     raw: Vec<Vec<crate::ingest::RawLink>>,
-) -> Vec<super::DocLink> {
+) -> Vec<crate::index::DocLink> {
     let by_id: std::collections::HashMap<&str, u32> = documents
         .iter()
         .enumerate()
@@ -212,7 +212,7 @@ fn resolve_links(
                 .or_else(|| by_id.get(index_page.as_str()))
             {
                 if to != from as u32 {
-                    links.push(super::DocLink {
+                    links.push(crate::index::DocLink {
                         from: from as u32,
                         to,
                         text: link.text,

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::chunk_embedder::{embed_all, ChunkEmbedder};
-use super::lexical::LexicalIndex;
-use super::{folded_text, Chunk, Document};
+use crate::index::lexical::LexicalIndex;
+use crate::index::{folded_text, Chunk, Document};
 use crate::analyze::Analyzer;
 use crate::error::Result;
 
@@ -19,7 +19,7 @@ use crate::error::Result;
 pub const MAX_SENTENCES: usize = 3;
 /// About how long a summary may be, in bytes of UTF-8 (320 letters of English, about 100 of
 /// Chinese): sentences are added while they fit (the best always is, cut at a word boundary).
-pub const MAX_CHARS: usize = super::summary_chars::MAX;
+pub const MAX_CHARS: usize = crate::index::summary_chars::MAX;
 /// How many of a document's most central chunks offer sentences to the model, and how many
 /// sentences at most: a summary costs about one more chunk's worth of model time a document.
 const CENTRAL_CHUNKS: usize = 2;

@@ -10,9 +10,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::format;
-use super::vector::{ModelIdentity, Precision};
-use super::Index;
+use crate::index::format;
+use crate::index::vector::{ModelIdentity, Precision};
+use crate::index::Index;
 use crate::error::{Error, Result};
 
 pub const PART_MAGIC: &[u8; 8] = b"CAIRNPRT";
@@ -73,11 +73,11 @@ impl Part {
     pub fn write(&self) -> Result<Vec<u8>> {
         let payload = postcard::to_allocvec(self)
             .map_err(|e| Error::InvalidIndex(format!("could not encode the part: {e}")))?;
-        Ok(format::seal(PART_MAGIC, &payload))
+        Ok(crate::store::envelope::seal(PART_MAGIC, &payload))
     }
 
     pub fn read(bytes: &[u8]) -> Result<Self> {
-        let payload = format::open(PART_MAGIC, bytes, "split-build part")?;
+        let payload = crate::store::envelope::open(PART_MAGIC, bytes, "split-build part")?;
         postcard::from_bytes(payload).map_err(|e| {
             Error::InvalidIndex(format!(
                 "the part cannot be decoded ({e}); build it again with this version of cairn"

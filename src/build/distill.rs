@@ -10,10 +10,11 @@
 
 use rayon::prelude::*;
 
-use super::weight;
+use super::chunk_embedder::{embed_all, ChunkEmbedder};
+use crate::embed::Embedder;
 use crate::error::Result;
-use crate::index::build::ChunkEmbedder;
 use crate::index::Index;
+use crate::statics::{query_terms, weight};
 
 #[derive(Debug, Clone, Copy)]
 pub struct DistillOptions {
@@ -54,10 +55,10 @@ pub struct Distilled {
 }
 
 impl Distilled {
-    /// The rows' directory and packs (`statics::write`).
-    pub fn write(&self, index: &Index) -> (super::StaticRows, Vec<(String, Vec<u8>)>) {
+    /// The rows' directory and packs (`store::rows::write`).
+    pub fn write(&self, index: &Index) -> (crate::store::rows::StaticRows, Vec<(String, Vec<u8>)>) {
         let dimension = self.rows.len() / self.terms.len().max(1);
-        super::write(dimension.max(1), index.lexical.term_count(), &self.terms, &self.rows)
+        crate::store::rows::write(dimension.max(1), index.lexical.term_count(), &self.terms, &self.rows)
     }
 }
 
@@ -130,10 +131,10 @@ pub fn distill(
             .collect();
         texts.sort();
         texts.dedup();
-        let targets = crate::index::build::embed_all(embedder, &texts, &|_, _| {})?;
+        let targets = embed_all(embedder, &texts, &|_, _| {})?;
         for (text, target) in texts.iter().zip(targets.chunks_exact(dim)) {
             let mut rows: Vec<(u32, f32)> = Vec::new();
-            for (t, w) in super::query_terms(lexical, &analyzer.terms(text)) {
+            for (t, w) in query_terms(lexical, &analyzer.terms(text)) {
                 let r = row_of[t as usize];
                 if r != u32::MAX {
                     rows.push((r, w));
@@ -273,4 +274,23 @@ fn solve_block(
         rs = next;
     }
     x
+}
+
+/// Distills the static tier of an index with vectors (`distill`) and names its rows in
+/// the index: the rows' packs, and (rows, seconds) for the summary line.
+#[allow(clippy::type_complexity)]
+pub fn distill_static(
+    index: &mut Index,
+    embedder: &Embedder,
+) -> Result<(Vec<(String, Vec<u8>)>, Option<(usize, f64)>)> {
+    let Some(vectors) = &index.vectors else {
+        return Ok((Vec::new(), None));
+    };
+    let began = std::time::Instant::now();
+    let distilled =
+        distill(index, &vectors.to_flat(), embedder, &Default::default())?;
+    let (rows, packs) = distilled.write(index);
+    let done = (rows.len(), began.elapsed().as_secs_f64());
+    index.statics = Some(rows);
+    Ok((packs, Some(done)))
 }

@@ -1,29 +1,14 @@
-//! The static query encoder: a query vector without a transformer. It holds one vector per
-//! indexed term, in the sentence model's own output space, so a query's vector (the
-//! IDF-weighted mean of its terms' rows, normalized) searches the chunk vectors the index
-//! already has. The query's terms are the lexical index's own (`analyze`), so the static tier
-//! needs no tokenizer or vocabulary of its own: a browser fetches the rows of the query's terms
-//! (a few hundred bytes each, by range request) and answers by meaning at once, while the model
-//! downloads. `distill` (native, with the model) fits the rows at index time so that they
-//! reproduce the model's embeddings of the site's own text.
-//!
-//! The rows are records (`fragment::encode_record`: int8 values, f32 scale, CRC-32) end to end
-//! in packs under `p/`, beside either layout; the index (or meta file) carries `StaticRows`,
-//! which says which terms have a row and where each row is.
-//!
-//! `StaticTable` is also how the browser's 8-bit model holds its word-embedding table (`embed`):
-//! a row a token id, in packs under `model/p/`, loaded as queries need them.
-
-#[cfg(all(feature = "model", not(target_arch = "wasm32")))]
-pub mod distill;
+//! The row store: int8 rows addressed by number, in content-named packs of records, loaded
+//! whole (natively) or a row at a time as queries need them (in a browser). The static tier
+//! keeps a row a term in it (`statics`); the browser's 8-bit model keeps its word-embedding
+//! table in it, a row a token (`embed`).
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::pack::{decode_record, record_length};
 use crate::error::{Error, Result};
-use crate::fragment::{decode_record, record_length};
-use crate::index::lexical::LexicalIndex;
 
 /// Where the static rows are: which terms have one (a bit a term id, least significant first),
 /// and the packs that hold them, `per_pack` rows each (the last may hold fewer), in row order.
@@ -86,7 +71,7 @@ impl StaticRows {
         {
             return Err("the static rows' directory does not match its terms".into());
         }
-        if self.packs.iter().any(|p| !crate::fragment::is_pack_name(p)) {
+        if self.packs.iter().any(|p| !super::pack::is_pack_name(p)) {
             return Err("the static rows name a pack that is not a pack file name".into());
         }
         Ok(())
@@ -241,40 +226,6 @@ impl StaticTable {
     }
 }
 
-/// How much a term weighs in a text's static vector: its count times its IDF over chunks, so
-/// words most chunks have say little (the same weights distillation fits the rows with).
-pub fn weight(count: u32, idf: f32) -> f32 {
-    count as f32 * idf.max(0.0)
-}
-
-/// A text's terms as (term id, weight), each term once, in first-seen order, from each
-/// occurrence's (term id, IDF).
-pub fn weigh(occurrences: impl IntoIterator<Item = (u32, f32)>) -> Vec<(u32, f32)> {
-    let mut position: HashMap<u32, usize> = HashMap::new();
-    let mut counted: Vec<(u32, u32, f32)> = Vec::new();
-    for (id, idf) in occurrences {
-        match position.get(&id) {
-            Some(&i) => counted[i].1 += 1,
-            None => {
-                position.insert(id, counted.len());
-                counted.push((id, 1, idf));
-            }
-        }
-    }
-    counted
-        .into_iter()
-        .map(|(t, n, idf)| (t, weight(n, idf)))
-        .collect()
-}
-
-/// A text's terms (analyzed) as `weigh` gives them; terms the index does not have are left out.
-pub fn query_terms(lexical: &LexicalIndex, terms: &[String]) -> Vec<(u32, f32)> {
-    weigh(terms.iter().filter_map(|term| {
-        let t = lexical.term_id(term)?;
-        Some((t, lexical.idf[t as usize]))
-    }))
-}
-
 /// The rows' packs (native): about a megabyte each, named by content. `terms` (ascending) are
 /// the term ids of `rows` (`dimension` f32 each), of a lexical index of `term_count` terms.
 #[cfg(not(target_arch = "wasm32"))]
@@ -300,11 +251,11 @@ pub fn write(
             let mut bytes = Vec::with_capacity(pack.len() * length);
             for (i, row) in pack.iter().enumerate() {
                 values.clear();
-                let scale = crate::index::vector::quantize_into(row, &mut values);
+                let scale = super::pack::quantize_into(row, &mut values);
                 let id = (p * per_pack + i) as u64;
-                crate::fragment::encode_record(&values, scale, id, &mut bytes);
+                super::pack::encode_record(&values, scale, id, &mut bytes);
             }
-            (crate::fragment::pack_name(&bytes, "cairnrows"), bytes)
+            (super::pack::pack_name(&bytes, "cairnrows"), bytes)
         })
         .collect();
     (
@@ -324,7 +275,7 @@ pub fn read_packs(rows: &StaticRows, dir: &std::path::Path) -> Result<Vec<(Strin
     rows.packs
         .iter()
         .map(|name| {
-            let path = dir.join(crate::fragment::PACK_DIR).join(name);
+            let path = dir.join(super::pack::PACK_DIR).join(name);
             let bytes = std::fs::read(&path).map_err(|e| {
                 Error::InvalidIndex(format!(
                     "cannot read the static rows {} ({e}); build the index again",
