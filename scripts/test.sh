@@ -11,6 +11,9 @@ step() { printf '\n\033[1m== %s\033[0m (%ds)\n' "$*" $((SECONDS - started)) >&2;
 step "set-up"
 scripts/setup.sh
 
+step "module layers: no import cycle, no file over 800 lines (scripts/modgraph.py)"
+python3 scripts/modgraph.py --quiet || { echo "a module change broke the layers; see ARCHITECTURE.md" >&2; exit 1; }
+
 step "native build and cargo test"
 cargo build
 cargo test

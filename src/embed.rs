@@ -54,7 +54,10 @@ impl ModelFiles {
     pub fn read_dir(dir: &std::path::Path) -> Result<Self> {
         if !dir.join(Self::WEIGHTS).exists() && dir.join(Self::QUANTIZED).exists() {
             let weights = std::fs::read(dir.join(Self::QUANTIZED)).map_err(|e| {
-                Error::Model(format!("cannot read {} ({e})", dir.join(Self::QUANTIZED).display()))
+                Error::Model(format!(
+                    "cannot read {} ({e})",
+                    dir.join(Self::QUANTIZED).display()
+                ))
             })?;
             let word_packs = word_packs(&weights)?
                 .iter()
@@ -94,7 +97,8 @@ impl ModelFiles {
 
     #[cfg(not(target_arch = "wasm32"))]
     fn read_text_files(dir: &std::path::Path) -> Result<Self> {
-        let read = |name: &str| std::fs::read(dir.join(name)).map_err(|e| Self::missing(dir, name, e));
+        let read =
+            |name: &str| std::fs::read(dir.join(name)).map_err(|e| Self::missing(dir, name, e));
         Ok(ModelFiles {
             tokenizer: read(Self::TOKENIZER)?,
             config: read(Self::CONFIG)?,
@@ -116,7 +120,11 @@ fn gguf_content(weights: &[u8]) -> Result<candle_core::quantized::gguf_file::Con
 
 /// Where a quantized model's word rows are (its GGUF metadata).
 fn word_rows(content: &candle_core::quantized::gguf_file::Content) -> Result<StaticRows> {
-    let bad = |what: &str| Error::Model(format!("model.gguf has no valid {what}; write the model again (cairn index)"));
+    let bad = |what: &str| {
+        Error::Model(format!(
+            "model.gguf has no valid {what}; write the model again (cairn index)"
+        ))
+    };
     let get = |key: &str| content.metadata.get(key).ok_or_else(|| bad(key));
     let number = |key: &str| get(key)?.to_u32().map_err(|_| bad(key));
     let packs = get(WORDS_PACKS)?
@@ -130,7 +138,8 @@ fn word_rows(content: &candle_core::quantized::gguf_file::Content) -> Result<Sta
         return Err(bad(WORDS_COUNT));
     }
     let rows = StaticRows::every(dimension, count, number(WORDS_PER_PACK)?, packs);
-    rows.validate(count as usize).map_err(|e| Error::Model(format!("model.gguf: {e}")))?;
+    rows.validate(count as usize)
+        .map_err(|e| Error::Model(format!("model.gguf: {e}")))?;
     Ok(rows)
 }
 
@@ -177,7 +186,11 @@ impl Embedder {
             ..Default::default()
         }));
         let weights_sha256 = sha256_hex(&files.weights);
-        let unfit = |e| Error::Model(format!("the weights do not fit a BERT model with this config: {e}"));
+        let unfit = |e| {
+            Error::Model(format!(
+                "the weights do not fit a BERT model with this config: {e}"
+            ))
+        };
         let model = if is_quantized(&files.weights) {
             let content = gguf_content(&files.weights)?;
             let rows = word_rows(&content)?;
@@ -197,7 +210,8 @@ impl Embedder {
                     .map_err(|e| Error::Model(format!("the model's word rows: {e}")))?
             }
             .named("the model's word row");
-            crate::encoder::Bert::from_gguf(&content, &files.weights, &config, words).map_err(unfit)?
+            crate::encoder::Bert::from_gguf(&content, &files.weights, &config, words)
+                .map_err(unfit)?
         } else {
             let vb = VarBuilder::from_buffered_safetensors(files.weights, DType::F32, &device)
                 .map_err(|e| Error::Model(format!("model.safetensors cannot be read: {e}")))?;
@@ -262,7 +276,9 @@ impl Embedder {
     /// Adds word row `row` from its record's bytes (as `missing_rows` located them).
     pub fn add_row(&self, row: u32, bytes: &[u8]) -> Result<()> {
         let crate::encoder::Words::Rows(rows) = &self.model.word else {
-            return Err(Error::InvalidInput("this model has its whole word table; it takes no rows".into()));
+            return Err(Error::InvalidInput(
+                "this model has its whole word table; it takes no rows".into(),
+            ));
         };
         rows.write().expect("no writer panics").add(row, bytes)
     }
@@ -461,7 +477,8 @@ pub fn quantize_model(source: &ModelFiles) -> Result<QuantizedModel> {
     if is_quantized(&source.weights) {
         return Err(not_f32());
     }
-    let vb = VarBuilder::from_buffered_safetensors(source.weights.clone(), DType::F32, &Device::Cpu)?;
+    let vb =
+        VarBuilder::from_buffered_safetensors(source.weights.clone(), DType::F32, &Device::Cpu)?;
     let bert = crate::encoder::Bert::load(vb, &config)?;
     let crate::encoder::Words::Table(table) = &bert.word else {
         return Err(not_f32());
@@ -484,7 +501,10 @@ pub fn quantize_model(source: &ModelFiles) -> Result<QuantizedModel> {
     gguf_file::write(
         &mut weights,
         &metadata.iter().map(|(k, v)| (*k, v)).collect::<Vec<_>>(),
-        &tensors.iter().map(|(k, t)| (k.as_str(), t)).collect::<Vec<_>>(),
+        &tensors
+            .iter()
+            .map(|(k, t)| (k.as_str(), t))
+            .collect::<Vec<_>>(),
     )?;
     Ok(QuantizedModel {
         weights: weights.into_inner(),

@@ -102,13 +102,21 @@ impl Bert {
             .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), config))
             .collect::<Result<_>>()?;
         Ok(Bert {
-            word: Words::Table(embedding(config.vocab_size, hidden, e.pp("word_embeddings"))?),
+            word: Words::Table(embedding(
+                config.vocab_size,
+                hidden,
+                e.pp("word_embeddings"),
+            )?),
             position: embedding(
                 config.max_position_embeddings,
                 hidden,
                 e.pp("position_embeddings"),
             )?,
-            token_type: embedding(config.type_vocab_size, hidden, e.pp("token_type_embeddings"))?,
+            token_type: embedding(
+                config.type_vocab_size,
+                hidden,
+                e.pp("token_type_embeddings"),
+            )?,
             norm: layer_norm(hidden, config.layer_norm_eps, e.pp("LayerNorm"))?,
             layers,
         })
@@ -116,7 +124,12 @@ impl Bert {
 
     /// The last hidden state, (batch, tokens, hidden). `mask` (1 for a real token, 0 for
     /// padding) is needed only when a batch is padded.
-    pub fn forward(&self, ids: &Tensor, type_ids: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+    pub fn forward(
+        &self,
+        ids: &Tensor,
+        type_ids: &Tensor,
+        mask: Option<&Tensor>,
+    ) -> Result<Tensor> {
         let (_, tokens) = ids.dims2()?;
         let positions = Tensor::arange(0u32, tokens as u32, ids.device())?;
         let words = match &self.word {
@@ -158,10 +171,16 @@ impl Bert {
             Ok(())
         };
         put(POSITION.into(), self.position.embeddings(), GgmlDType::F16)?;
-        put(TOKEN_TYPE.into(), self.token_type.embeddings(), GgmlDType::F32)?;
+        put(
+            TOKEN_TYPE.into(),
+            self.token_type.embeddings(),
+            GgmlDType::F32,
+        )?;
         for (name, norm) in self.norms() {
             put(format!("{name}.weight"), norm.weight(), GgmlDType::F32)?;
-            let bias = norm.bias().ok_or_else(|| candle_core::Error::Msg(format!("{name} has no bias")))?;
+            let bias = norm
+                .bias()
+                .ok_or_else(|| candle_core::Error::Msg(format!("{name} has no bias")))?;
             put(format!("{name}.bias"), bias, GgmlDType::F32)?;
         }
         for (name, dense) in self.denses() {
@@ -247,7 +266,10 @@ impl GgufReader<'_> {
     fn tensor(&mut self, name: &str, shape: &[usize]) -> Result<QTensor> {
         let t = self.content.tensor(&mut self.reader, name, &Device::Cpu)?;
         if t.shape().dims() != shape {
-            candle_core::bail!("{name} has shape {:?}, the config says {shape:?}", t.shape().dims());
+            candle_core::bail!(
+                "{name} has shape {:?}, the config says {shape:?}",
+                t.shape().dims()
+            );
         }
         Ok(t)
     }
@@ -304,24 +326,47 @@ impl Layer {
                 .clone();
             Ok(((l.weight() * scale)?, (bias * scale)?))
         };
-        let (q, k, v) = (part("query", scale)?, part("key", 1.0)?, part("value", 1.0)?);
+        let (q, k, v) = (
+            part("query", scale)?,
+            part("key", 1.0)?,
+            part("value", 1.0)?,
+        );
         let qkv = Dense::new(
             Tensor::cat(&[&q.0, &k.0, &v.0], 0)?,
             Tensor::cat(&[&q.1, &k.1, &v.1], 0)?,
         )?;
         let dense = |i: usize, o: usize, vb: VarBuilder| -> Result<Dense> {
             let l = linear(i, o, vb)?;
-            Dense::new(l.weight().clone(), l.bias().expect("linear has a bias").clone())
+            Dense::new(
+                l.weight().clone(),
+                l.bias().expect("linear has a bias").clone(),
+            )
         };
         Ok(Layer {
             qkv,
             heads,
             attention_out: dense(hidden, hidden, a.pp("output").pp("dense"))?,
-            attention_norm: layer_norm(hidden, config.layer_norm_eps, a.pp("output").pp("LayerNorm"))?,
-            intermediate: dense(hidden, config.intermediate_size, vb.pp("intermediate").pp("dense"))?,
+            attention_norm: layer_norm(
+                hidden,
+                config.layer_norm_eps,
+                a.pp("output").pp("LayerNorm"),
+            )?,
+            intermediate: dense(
+                hidden,
+                config.intermediate_size,
+                vb.pp("intermediate").pp("dense"),
+            )?,
             activation: config.hidden_act,
-            output: dense(config.intermediate_size, hidden, vb.pp("output").pp("dense"))?,
-            output_norm: layer_norm(hidden, config.layer_norm_eps, vb.pp("output").pp("LayerNorm"))?,
+            output: dense(
+                config.intermediate_size,
+                hidden,
+                vb.pp("output").pp("dense"),
+            )?,
+            output_norm: layer_norm(
+                hidden,
+                config.layer_norm_eps,
+                vb.pp("output").pp("LayerNorm"),
+            )?,
         })
     }
 
@@ -368,8 +413,7 @@ impl CustomOp1 for GeluErf {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let (CpuStorage::F32(values), Some((start, end))) =
-            (storage, layout.contiguous_offsets())
+        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets())
         else {
             candle_core::bail!("gelu-erf takes a contiguous f32 tensor");
         };

@@ -21,9 +21,9 @@ pub mod eval;
 pub mod fragment;
 pub mod hit;
 pub mod index;
-pub mod order;
 #[cfg(all(feature = "model", not(target_arch = "wasm32")))]
 pub mod open;
+pub mod order;
 #[cfg(feature = "model")]
 pub mod rerank;
 pub mod search;

@@ -28,7 +28,11 @@ impl Opened {
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
         match self {
             Opened::Single(searcher) => Ok(searcher.search(query, options)?),
-            Opened::Fragments { folder, embedder, reranker } => {
+            Opened::Fragments {
+                folder,
+                embedder,
+                reranker,
+            } => {
                 let vector = match embedder {
                     Some(e) if options.mode != SearchMode::Lexical => Some(e.embed(query)?),
                     _ => None,
@@ -37,9 +41,13 @@ impl Opened {
                     vector: vector.as_deref(),
                     vector_from_caller: false,
                     encoder: crate::hit::Encoder::Model,
-                    embedder: embedder.as_ref().map(|e| e as &dyn crate::search::SentenceEncoder),
+                    embedder: embedder
+                        .as_ref()
+                        .map(|e| e as &dyn crate::search::SentenceEncoder),
                     now_ms: options.now.unwrap_or_else(crate::search::now_ms),
-                    reranker: reranker.as_ref().map(|r| r as &dyn crate::search::CrossEncoder),
+                    reranker: reranker
+                        .as_ref()
+                        .map(|r| r as &dyn crate::search::CrossEncoder),
                     expanded: None,
                 };
                 let mut folder = folder.lock().expect("a search panicked");
@@ -59,10 +67,17 @@ impl Opened {
 
     /// Loads the cross-encoder `rerank` names (a folder) for the searches that ask for it.
     pub fn load_reranker(&mut self, rerank: &Rerank) -> Result<()> {
-        let cannot = |e: Error| Error::Model(format!("cannot load the cross-encoder {}: {e}", rerank.model));
+        let cannot = |e: Error| {
+            Error::Model(format!(
+                "cannot load the cross-encoder {}: {e}",
+                rerank.model
+            ))
+        };
         let files = ModelFiles::read_dir(Path::new(&rerank.model)).map_err(cannot)?;
         match self {
-            Opened::Single(searcher) => searcher.load_reranker(&rerank.model, files).map_err(cannot)?,
+            Opened::Single(searcher) => searcher
+                .load_reranker(&rerank.model, files)
+                .map_err(cannot)?,
             Opened::Fragments { reranker, .. } => {
                 *reranker = Some(crate::rerank::Reranker::load(files).map_err(cannot)?)
             }
@@ -97,7 +112,8 @@ pub fn open(path: &Path, mode: SearchMode) -> Result<Opened> {
             path.parent().map(Path::to_path_buf).unwrap_or_default(),
         )
     };
-    let bytes = std::fs::read(&file).map_err(io(format!("cannot read the index {}", file.display())))?;
+    let bytes =
+        std::fs::read(&file).map_err(io(format!("cannot read the index {}", file.display())))?;
     let mut searcher = Searcher::from_bytes(&bytes)
         .map_err(|e| Error::InvalidIndex(format!("{}: {e}", file.display())))?;
     if let Some(rows) = &searcher.index().statics {

@@ -111,11 +111,10 @@ mod tests {
 
 /// Keeps the `k` best items, sorted best first; ties go to the lower id, so every target
 /// returns the same order.
-pub fn top_k<T>(
-    items: &mut Vec<T>,
-    k: usize,
-    score: impl Fn(&T) -> f32,
-    id: impl Fn(&T) -> u32,
-) {
-    top_by(items, k, |a, b| score(b).total_cmp(&score(a)).then_with(|| id(a).cmp(&id(b))));
+pub fn top_k<T>(items: &mut Vec<T>, k: usize, score: impl Fn(&T) -> f32, id: impl Fn(&T) -> u32) {
+    top_by(items, k, |a, b| {
+        score(b)
+            .total_cmp(&score(a))
+            .then_with(|| id(a).cmp(&id(b)))
+    });
 }

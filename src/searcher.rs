@@ -40,7 +40,10 @@ impl Searcher {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let index = format::read(bytes)?;
         Ok(Searcher {
-            statics: index.statics.clone().map(|rows| Arc::new(StaticTable::new(rows))),
+            statics: index
+                .statics
+                .clone()
+                .map(|rows| Arc::new(StaticTable::new(rows))),
             index: Arc::new(index),
             #[cfg(feature = "model")]
             embedder: None,
@@ -81,7 +84,10 @@ impl Searcher {
     /// Loads the cross-encoder that `rerank: { model: name }` names (a folder or URL).
     #[cfg(feature = "model")]
     pub fn load_reranker(&mut self, name: &str, files: ModelFiles) -> Result<()> {
-        self.reranker = Some((search::canonical_model(name), Arc::new(Reranker::load(files)?)));
+        self.reranker = Some((
+            search::canonical_model(name),
+            Arc::new(Reranker::load(files)?),
+        ));
         Ok(())
     }
 
@@ -112,7 +118,9 @@ impl Searcher {
     pub fn embed_text(&self, text: &str) -> Result<Vec<f32>> {
         match &self.embedder {
             Some(embedder) => embedder.embed(text),
-            None => Err(Error::Model("no model is loaded; call loadModel first".into())),
+            None => Err(Error::Model(
+                "no model is loaded; call loadModel first".into(),
+            )),
         }
     }
 
@@ -126,9 +134,7 @@ impl Searcher {
     /// there. Empty when the model answers the search, or the index has no static tier.
     pub fn static_rows_needed(&self, query: &str, options: &SearchOptions) -> Vec<RowRequest> {
         match &self.statics {
-            Some(table) if self.wants_static(options) => {
-                table.missing(&self.static_terms(query))
-            }
+            Some(table) if self.wants_static(options) => table.missing(&self.static_terms(query)),
             _ => Vec::new(),
         }
     }
@@ -147,9 +153,17 @@ impl Searcher {
     /// yet: what a shell fetches (by range, from the `p/` beside the model) and adds with
     /// `add_model_row` before searching. Empty when the model does not embed this search.
     #[cfg(feature = "model")]
-    pub fn model_rows_needed(&self, query: &str, options: &SearchOptions) -> Result<Vec<RowRequest>> {
+    pub fn model_rows_needed(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<Vec<RowRequest>> {
         match &self.embedder {
-            Some(embedder) if options.mode != SearchMode::Lexical && self.has_vectors() && !self.wants_static(options) => {
+            Some(embedder)
+                if options.mode != SearchMode::Lexical
+                    && self.has_vectors()
+                    && !self.wants_static(options) =>
+            {
                 embedder.missing_rows(&model_text(query, self.expansion(query, options).as_ref()))
             }
             _ => Ok(Vec::new()),
@@ -161,7 +175,9 @@ impl Searcher {
     pub fn add_model_row(&self, row: u32, bytes: &[u8]) -> Result<()> {
         match &self.embedder {
             Some(embedder) => embedder.add_row(row, bytes),
-            None => Err(Error::Model("no model is loaded; load it before its word rows".into())),
+            None => Err(Error::Model(
+                "no model is loaded; load it before its word rows".into(),
+            )),
         }
     }
 
@@ -193,8 +209,15 @@ impl Searcher {
     fn prepare(&self, query: &str, options: &SearchOptions) -> Result<Prepared> {
         let expanded = self.expansion(query, options);
         let nothing = !options.prefix && self.index.analyzer().terms(query).is_empty();
-        if options.mode == SearchMode::Lexical || !self.has_vectors() || nothing || self.wants_static(options) {
-            return Ok(Prepared { vector: None, expanded });
+        if options.mode == SearchMode::Lexical
+            || !self.has_vectors()
+            || nothing
+            || self.wants_static(options)
+        {
+            return Ok(Prepared {
+                vector: None,
+                expanded,
+            });
         }
         let vector = self.embed_query(&model_text(query, expanded.as_ref()))?;
         Ok(Prepared { vector, expanded })
@@ -214,7 +237,9 @@ impl Searcher {
         // The loaded cross-encoder, when it is the one the options name.
         #[cfg(feature = "model")]
         let reranker = match (&self.reranker, &options.rerank) {
-            (Some((name, reranker)), Some(asked)) if *name == search::canonical_model(&asked.model) => {
+            (Some((name, reranker)), Some(asked))
+                if *name == search::canonical_model(&asked.model) =>
+            {
                 Some(reranker.as_ref() as &dyn search::CrossEncoder)
             }
             _ => None,
@@ -222,7 +247,10 @@ impl Searcher {
         #[cfg(not(feature = "model"))]
         let reranker = None;
         #[cfg(feature = "model")]
-        let embedder = self.embedder.as_deref().map(|e| e as &dyn crate::search::SentenceEncoder);
+        let embedder = self
+            .embedder
+            .as_deref()
+            .map(|e| e as &dyn crate::search::SentenceEncoder);
         #[cfg(not(feature = "model"))]
         let embedder = None;
         QueryContext {
@@ -248,7 +276,12 @@ impl Searcher {
     /// loaded, else with the static tier; until either can, a hybrid search answers lexically.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
         let prepared = self.prepare(query, options)?;
-        search::answered(answer::search(&self.source(), query, self.context(&prepared, options), options)?)
+        search::answered(answer::search(
+            &self.source(),
+            query,
+            self.context(&prepared, options),
+            options,
+        )?)
     }
 
     /// Runs a search with a query embedding the caller computed (normalized, of the index's
@@ -277,7 +310,13 @@ impl Searcher {
     ) -> Result<DocumentSearchResponse> {
         let prepared = self.prepare(query, &options.search)?;
         let context = self.context(&prepared, &options.search);
-        search::answered(answer::search_documents(&self.source(), query, context, options, now_ms)?)
+        search::answered(answer::search_documents(
+            &self.source(),
+            query,
+            context,
+            options,
+            now_ms,
+        )?)
     }
 
     /// The best chunks for a query that fit a token budget, as a prompt, with every candidate
@@ -285,7 +324,12 @@ impl Searcher {
     pub fn build_context(&self, query: &str, options: &ContextOptions) -> Result<ContextResponse> {
         let prepared = self.prepare(query, &options.search)?;
         let context = self.context(&prepared, &options.search);
-        search::answered(answer::build_context(&self.source(), query, context, options)?)
+        search::answered(answer::build_context(
+            &self.source(),
+            query,
+            context,
+            options,
+        )?)
     }
 }
 
@@ -311,7 +355,7 @@ pub fn load_checked_model(
     expected: &crate::index::vector::ModelIdentity,
     files: ModelFiles,
 ) -> Result<Embedder> {
-        let given = [
+    let given = [
         (
             "config.json",
             sha256_hex(&files.config),

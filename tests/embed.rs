@@ -129,7 +129,9 @@ fn the_eight_bit_model_keeps_the_embeddings_and_reads_only_the_rows_it_is_given(
     for r in &need {
         let pack = &q8.packs.iter().find(|(name, _)| *name == r.pack).unwrap().1;
         let at = r.offset as usize;
-        sparse.add_row(r.row, &pack[at..at + r.length as usize]).unwrap();
+        sparse
+            .add_row(r.row, &pack[at..at + r.length as usize])
+            .unwrap();
     }
     assert!(sparse.missing_rows(text).unwrap().is_empty());
     assert_eq!(sparse.embed(text).unwrap(), whole.embed(text).unwrap());
@@ -376,13 +378,39 @@ fn with_a_model_every_chunk_fits_the_models_window() {
 /// several chunks; `edited` changes one sentence near the end of record 500.
 fn thousand_records(edited: bool) -> String {
     const WORDS: [&str; 24] = [
-        "index", "search", "vector", "browser", "query", "fragment", "token", "model", "chunk",
-        "page", "site", "shard", "merge", "build", "cache", "ranking", "lexical", "semantic",
-        "embedding", "document", "citation", "highlight", "fusion", "filter",
+        "index",
+        "search",
+        "vector",
+        "browser",
+        "query",
+        "fragment",
+        "token",
+        "model",
+        "chunk",
+        "page",
+        "site",
+        "shard",
+        "merge",
+        "build",
+        "cache",
+        "ranking",
+        "lexical",
+        "semantic",
+        "embedding",
+        "document",
+        "citation",
+        "highlight",
+        "fusion",
+        "filter",
     ];
     let sentence = |r: usize, s: usize| {
         let w = |k: usize| WORDS[(r * 7 + s * 5 + k * 3) % WORDS.len()];
-        format!("The {} of record {r} explains how a {} meets a {} in part {s}.", w(0), w(1), w(2))
+        format!(
+            "The {} of record {r} explains how a {} meets a {} in part {s}.",
+            w(0),
+            w(1),
+            w(2)
+        )
     };
     (0..1000)
         .map(|r| {
@@ -451,7 +479,9 @@ fn shards_and_rebuilds_write_the_bytes_of_one_build() {
     assert!(before.documents.iter().any(|d| d.summary.is_some()));
 
     // Three shards, merged in another order: the bytes of the one build.
-    let parts: Vec<PathBuf> = (1..=3).map(|i| dir.path().join(format!("part{i}"))).collect();
+    let parts: Vec<PathBuf> = (1..=3)
+        .map(|i| dir.path().join(format!("part{i}")))
+        .collect();
     for (i, part) in parts.iter().enumerate() {
         let said = index(part, &["--shard", &format!("{}/3", i + 1)]);
         assert!(said.contains(&format!("shard {}/3", i + 1)), "{said}");
@@ -460,22 +490,40 @@ fn shards_and_rebuilds_write_the_bytes_of_one_build() {
     let order = [&parts[2], &parts[0], &parts[1]];
     let mut args = vec!["merge"];
     args.extend(order.iter().map(|p| p.to_str().unwrap()));
-    args.extend(["--out", merged.to_str().unwrap(), "--model", model, "--layout", "single"]);
+    args.extend([
+        "--out",
+        merged.to_str().unwrap(),
+        "--model",
+        model,
+        "--layout",
+        "single",
+    ]);
     cairn(&args);
-    assert!(bytes(&merged) == bytes(&whole), "merged shards differ from one build");
+    assert!(
+        bytes(&merged) == bytes(&whole),
+        "merged shards differ from one build"
+    );
     // Every file under a folder: its path there, and its bytes.
     let files = |d: &Path| -> Vec<(String, Vec<u8>)> {
         let mut files: Vec<_> = walkdir::WalkDir::new(d)
             .into_iter()
             .flatten()
             .filter(|e| e.file_type().is_file())
-            .map(|e| (e.path().strip_prefix(d).unwrap().display().to_string(), std::fs::read(e.path()).unwrap()))
+            .map(|e| {
+                (
+                    e.path().strip_prefix(d).unwrap().display().to_string(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
             .collect();
         files.sort();
         files
     };
     let (merged_model, whole_model) = (files(&merged.join("model")), files(&whole.join("model")));
-    assert!(merged_model.len() > 3 && merged_model == whole_model, "the merged model differs");
+    assert!(
+        merged_model.len() > 3 && merged_model == whole_model,
+        "the merged model differs"
+    );
 
     // Merged into fragments (a large site's split build): the files of one build with
     // `--layout fragments` (made here from a copy of the one build, which keeps its vectors).
@@ -493,21 +541,54 @@ fn shards_and_rebuilds_write_the_bytes_of_one_build() {
     let merged_fragments = dir.path().join("merged-fragments");
     let mut args = vec!["merge"];
     args.extend(order.iter().map(|p| p.to_str().unwrap()));
-    args.extend(["--out", merged_fragments.to_str().unwrap(), "--model", model, "--layout", "fragments"]);
+    args.extend([
+        "--out",
+        merged_fragments.to_str().unwrap(),
+        "--model",
+        model,
+        "--layout",
+        "fragments",
+    ]);
     let said = cairn(&args);
-    assert!(said.contains("meta.cairn") && said.contains("fragments in"), "{said}");
+    assert!(
+        said.contains("meta.cairn") && said.contains("fragments in"),
+        "{said}"
+    );
     let layout = |d: &Path| -> Vec<(String, Vec<u8>)> {
-        files(d).into_iter().filter(|(name, _)| !name.starts_with("model/")).collect()
+        files(d)
+            .into_iter()
+            .filter(|(name, _)| !name.starts_with("model/"))
+            .collect()
     };
     let (merged_layout, whole_layout) = (layout(&merged_fragments), layout(&whole_fragments));
-    let names = |files: &[(String, Vec<u8>)]| files.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
-    assert!(merged_layout.iter().any(|(n, _)| n == "meta.cairn") && !merged_layout.iter().any(|(n, _)| n == "index.cairn"), "{:?}", names(&merged_layout));
-    assert!(merged_layout == whole_layout, "merged fragments differ from one build's: {:?} against {:?}", names(&merged_layout), names(&whole_layout));
+    let names =
+        |files: &[(String, Vec<u8>)]| files.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert!(
+        merged_layout.iter().any(|(n, _)| n == "meta.cairn")
+            && !merged_layout.iter().any(|(n, _)| n == "index.cairn"),
+        "{:?}",
+        names(&merged_layout)
+    );
+    assert!(
+        merged_layout == whole_layout,
+        "merged fragments differ from one build's: {:?} against {:?}",
+        names(&merged_layout),
+        names(&whole_layout)
+    );
 
     // A missing shard is an error that names what is there.
     let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["merge", parts[0].to_str().unwrap(), parts[2].to_str().unwrap()])
-        .args(["--out", dir.path().join("broken").to_str().unwrap(), "--model", model])
+        .args([
+            "merge",
+            parts[0].to_str().unwrap(),
+            parts[2].to_str().unwrap(),
+        ])
+        .args([
+            "--out",
+            dir.path().join("broken").to_str().unwrap(),
+            "--model",
+            model,
+        ])
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
@@ -534,12 +615,15 @@ fn shards_and_rebuilds_write_the_bytes_of_one_build() {
         .all(|c| after.documents[c.doc as usize].id == "r500"));
     let kept = after.chunks.len() - changed.len();
     assert!(
-        incremental
-            .trim_end()
-            .ends_with(&format!("chunk vectors kept from the previous index {kept}")),
+        incremental.trim_end().ends_with(&format!(
+            "chunk vectors kept from the previous index {kept}"
+        )),
         "{incremental}"
     );
     let fresh = dir.path().join("fresh");
     index(&fresh, &[]);
-    assert!(bytes(&fresh) == bytes(&whole), "the rebuild differs from a build from scratch");
+    assert!(
+        bytes(&fresh) == bytes(&whole),
+        "the rebuild differs from a build from scratch"
+    );
 }

@@ -11,18 +11,18 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use cairn::embed::{Embedder, ModelFiles};
-use cairn::fragment::load::{decode, Fragmented};
 use cairn::fragment::load::native::Folder;
+use cairn::fragment::load::{decode, Fragmented};
+use cairn::fragment::write::{self, Options};
 use cairn::fragment::{unslot, LinkedDocument, Payload, META_FILE, PACK_DIR};
 use cairn::hit::DocType;
-use cairn::index::DocLink;
-use cairn::fragment::write::{self, Options};
 use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, Rerank, SearchMode, SearchOptions};
-use cairn::rerank::Reranker;
 use cairn::index::format;
-use cairn::store::envelope::gunzip;
+use cairn::index::DocLink;
+use cairn::rerank::Reranker;
 use cairn::search::expand::expand;
 use cairn::search::QueryContext;
+use cairn::store::envelope::gunzip;
 use cairn::Searcher;
 use common::ok;
 
@@ -71,7 +71,11 @@ fn cross_encoder_dir() -> &'static Path {
             .current_dir(root)
             .output()
             .expect("node runs tests/tiny-cross-encoder.mjs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         dir
     })
 }
@@ -82,7 +86,9 @@ fn cross_encoder_files() -> ModelFiles {
 
 /// `single` with the tiny cross-encoder loaded, and the same cross-encoder for the fragments.
 fn with_cross_encoder(single: &mut Searcher) -> Reranker {
-    single.load_reranker(CROSS_ENCODER, cross_encoder_files()).unwrap();
+    single
+        .load_reranker(CROSS_ENCODER, cross_encoder_files())
+        .unwrap();
     Reranker::load(cross_encoder_files()).unwrap()
 }
 
@@ -148,7 +154,9 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
             ..base.clone()
         },
         SearchOptions {
-            filter: Some(serde_json::json!({ "year": { "gte": 1990, "lt": 2021 }, "docType": ["markdown", "text"] })),
+            filter: Some(
+                serde_json::json!({ "year": { "gte": 1990, "lt": 2021 }, "docType": ["markdown", "text"] }),
+            ),
             ..base.clone()
         },
         SearchOptions {
@@ -220,7 +228,9 @@ fn same_answers(
                 let corrected = options
                     .fuzzy
                     .is_on()
-                    .then(|| expand(&index.lexical, &index.analyzer(), query, &options).corrected(query))
+                    .then(|| {
+                        expand(&index.lexical, &index.analyzer(), query, &options).corrected(query)
+                    })
                     .flatten();
                 let vector = match embedder {
                     Some(e) if mode != SearchMode::Lexical => {
@@ -232,7 +242,7 @@ fn same_answers(
                     vector: vector.as_deref(),
                     vector_from_caller: false,
                     encoder: cairn::hit::Encoder::Model,
-                    embedder,
+                    embedder: embedder.map(|e| e as &dyn cairn::search::SentenceEncoder),
                     now_ms: NOW,
                     reranker: Some(reranker),
                     expanded: None,
@@ -250,7 +260,8 @@ fn same_answers(
                     ..ContextOptions::default()
                 };
                 assert_eq!(
-                    serde_json::to_value(folder.build_context(query, context, &budget).unwrap()).unwrap(),
+                    serde_json::to_value(folder.build_context(query, context, &budget).unwrap())
+                        .unwrap(),
                     serde_json::to_value(single.build_context(query, &budget).unwrap()).unwrap(),
                     "buildContext {query:?} with {options:?}"
                 );
@@ -301,7 +312,11 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
     let reranker = with_cross_encoder(&mut single);
     let fragments = dir.path().join("linked-fragments");
     let layout = write::write(&format::read(&bytes).unwrap(), &fragments, &small(), &[]).unwrap();
-    assert!(layout.fragments > 10 && layout.packs.len() > 2, "{} fragments", layout.fragments);
+    assert!(
+        layout.fragments > 10 && layout.packs.len() > 2,
+        "{} fragments",
+        layout.fragments
+    );
     // A term shard holds at most `shard_postings` postings, or a single term of more: a query
     // for a common term fetches no other term's postings.
     let meta = std::fs::read(fragments.join(META_FILE)).unwrap();
@@ -311,11 +326,21 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
         let (pack, offset, length) = meta.address(f).unwrap();
         let pack = std::fs::read(fragments.join(PACK_DIR).join(pack)).unwrap();
         let slot = &pack[offset as usize..][..length as usize];
-        let Payload::Terms(shard) = decode(f, &gunzip(unslot(slot).unwrap(), usize::MAX, "a term shard").unwrap()).unwrap().payload else {
+        let Payload::Terms(shard) = decode(
+            f,
+            &gunzip(unslot(slot).unwrap(), usize::MAX, "a term shard").unwrap(),
+        )
+        .unwrap()
+        .payload
+        else {
             panic!("fragment {f} is not a term shard");
         };
         let postings: usize = shard.postings.iter().map(|p| p.freqs.len()).sum();
-        assert!(postings <= small().shard_postings || shard.terms.len() == 1, "shard {f}: {} terms, {postings} postings", shard.terms.len());
+        assert!(
+            postings <= small().shard_postings || shard.terms.len() == 1,
+            "shard {f}: {} terms, {postings} postings",
+            shard.terms.len()
+        );
         alone += (postings > small().shard_postings) as usize;
     }
     assert!(alone > 0, "no term has a shard of its own");
@@ -369,7 +394,11 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
         &fragments,
         Some(&embedder),
         &reranker,
-        &[SearchMode::Lexical, SearchMode::Hybrid, SearchMode::Semantic],
+        &[
+            SearchMode::Lexical,
+            SearchMode::Hybrid,
+            SearchMode::Semantic,
+        ],
     );
 
     // With the static tier instead of the model: its rows fetched by the fragmented index.
@@ -398,7 +427,9 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
                         "{query:?} with {options:?}"
                     ),
                     (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-                    (got, expected) => panic!("{query:?}: {got:?} but the single file gave {expected:?}"),
+                    (got, expected) => {
+                        panic!("{query:?}: {got:?} but the single file gave {expected:?}")
+                    }
                 }
             }
         }
@@ -440,7 +471,10 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
     // code: 4 partitions) scans partitions that hold twice them: here all, so that asked to
     // re-score them all, its hits are the exact scan's without naming `probes`.
     let narrow = dir.path().join("narrow-fragments");
-    let budget = Options { scan_codes: 1, ..small() };
+    let budget = Options {
+        scan_codes: 1,
+        ..small()
+    };
     write::write(&format::read(&bytes).unwrap(), &narrow, &budget, &rows).unwrap();
     let mut narrow = Folder::open(&narrow).unwrap();
     let every = SearchOptions {
@@ -512,7 +546,14 @@ fn a_damaged_or_missing_fragment_fails_its_query_and_nothing_else() {
     let first = &index.chunks[0].text;
     let word = first.split_whitespace().find(|w| w.len() > 4).unwrap();
     assert!(folder
-        .search(word, QueryContext::default(), &SearchOptions { limit: 1000, ..plain.clone() })
+        .search(
+            word,
+            QueryContext::default(),
+            &SearchOptions {
+                limit: 1000,
+                ..plain.clone()
+            }
+        )
         .is_err());
     assert!(!folder
         .search("東京", QueryContext::default(), &plain)
@@ -527,7 +568,12 @@ fn a_text_fragment_naming_a_document_the_index_lacks_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let single = dir.path().join("single");
     ok(&[
-        "index", "tests/fixtures/linked", "--no-embed", "--layout", "single", "--out",
+        "index",
+        "tests/fixtures/linked",
+        "--no-embed",
+        "--layout",
+        "single",
+        "--out",
         single.to_str().unwrap(),
     ]);
     let index = format::read(&std::fs::read(single.join("index.cairn")).unwrap()).unwrap();
@@ -537,27 +583,59 @@ fn a_text_fragment_naming_a_document_the_index_lacks_is_refused() {
     let number = folder.index.text_fragment(0);
     let (pack, offset, length) = folder.index.address(number).unwrap();
     let packed = std::fs::read(fragments.join("p").join(pack)).unwrap();
-    let plain = |slot: &[u8]| gunzip(cairn::fragment::unslot(slot).unwrap(), usize::MAX, "fragment").unwrap();
+    let plain = |slot: &[u8]| {
+        gunzip(
+            cairn::fragment::unslot(slot).unwrap(),
+            usize::MAX,
+            "fragment",
+        )
+        .unwrap()
+    };
     let real = plain(&packed[offset as usize..(offset + length as u64) as usize]);
     let far = index.documents.len() as u32 + 4_000_000;
     for forge in 0..3 {
         let mut fragment = decode(number, &real).unwrap();
-        let Payload::Text(text) = &mut fragment.payload else { panic!("fragment {number} is not text") };
+        let Payload::Text(text) = &mut fragment.payload else {
+            panic!("fragment {number} is not text")
+        };
         let from = text.documents[0].0;
-        let stranger = LinkedDocument { id: "x".into(), doc_type: DocType::Md, title: "x".into() };
+        let stranger = LinkedDocument {
+            id: "x".into(),
+            doc_type: DocType::Md,
+            title: "x".into(),
+        };
         match forge {
             0 => {
                 text.linked.push((far, stranger));
-                text.links.push(DocLink { from, to: far, text: "away".into(), rel: None });
+                text.links.push(DocLink {
+                    from,
+                    to: far,
+                    text: "away".into(),
+                    rel: None,
+                });
             }
             1 => text.documents[0].0 = far,
             _ => text.linked.push((far, stranger)),
         }
-        let error = folder.index.add(number, &plain(&write::encode(&fragment).unwrap().0)).unwrap_err();
-        assert!(error.to_string().contains("does not agree with the meta"), "{error}");
+        let error = folder
+            .index
+            .add(number, &plain(&write::encode(&fragment).unwrap().0))
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("does not agree with the meta"),
+            "{error}"
+        );
     }
-    let related = SearchOptions { related: true, related_hops: 2, now: Some(NOW), ..SearchOptions::default() };
-    assert!(!folder.search("alpine", QueryContext::default(), &related).unwrap().is_empty());
+    let related = SearchOptions {
+        related: true,
+        related_hops: 2,
+        now: Some(NOW),
+        ..SearchOptions::default()
+    };
+    assert!(!folder
+        .search("alpine", QueryContext::default(), &related)
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -578,11 +656,23 @@ fn the_cli_writes_and_searches_either_layout() {
     let search = || ok(&["search", out.to_str().unwrap(), "coffee", "--json"]);
     let reranked = || {
         let model = cross_encoder_dir().to_str().unwrap();
-        ok(&["search", out.to_str().unwrap(), "coffee", "--json", "--rerank", model, "--rerank-top-n", "3"])
+        ok(&[
+            "search",
+            out.to_str().unwrap(),
+            "coffee",
+            "--json",
+            "--rerank",
+            model,
+            "--rerank-top-n",
+            "3",
+        ])
     };
     build("single");
     let (from_single, reranked_single) = (search(), reranked());
-    assert!(reranked_single.contains("\"scoreKind\": \"reranker\"") || reranked_single.contains("\"scoreKind\":\"reranker\""));
+    assert!(
+        reranked_single.contains("\"scoreKind\": \"reranker\"")
+            || reranked_single.contains("\"scoreKind\":\"reranker\"")
+    );
     build("fragments");
     assert!(out.join("meta.cairn").is_file() && !out.join("index.cairn").exists());
     assert_eq!(search(), from_single);
@@ -614,7 +704,9 @@ fn a_rebuild_of_fragments_keeps_their_vectors_and_writes_the_same_bytes() {
     let chunks = Folder::open(&out).unwrap().index.chunk_count();
     let second = build();
     assert!(
-        second.contains(&format!("chunk vectors kept from the previous index {chunks}")),
+        second.contains(&format!(
+            "chunk vectors kept from the previous index {chunks}"
+        )),
         "{second}"
     );
     assert_eq!(std::fs::read(out.join("meta.cairn")).unwrap(), meta);

@@ -9,8 +9,8 @@
 use std::sync::OnceLock;
 
 use cairn::analyze::{Analyzer, AnalyzerSettings};
-use cairn::hit::{DocType, Fusion, Fuzzy, SearchMode, SearchOptions};
 use cairn::build::{build, ChunkEmbedder, VectorOptions};
+use cairn::hit::{DocType, Fusion, Fuzzy, SearchMode, SearchOptions};
 use cairn::index::vector::{GraphSettings, ModelIdentity, Precision};
 use cairn::index::{Chunk, Document, Index, IndexSettings, Timestamp};
 use cairn::ingest::{RawLink, SourceDocument};

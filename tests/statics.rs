@@ -13,7 +13,12 @@ use cairn::Searcher;
 use common::ok;
 
 fn build(out: &Path) {
-    ok(&["index", "tests/fixtures/docs", "--out", out.to_str().unwrap()]);
+    ok(&[
+        "index",
+        "tests/fixtures/docs",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
 }
 
 /// The static rows' packs of an index folder: (name, bytes), by name.
@@ -22,7 +27,10 @@ fn packs(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .unwrap()
         .map(|e| {
             let e = e.unwrap();
-            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
         })
         .collect();
     packs.sort();
@@ -63,13 +71,18 @@ fn the_static_tier_is_the_same_bytes_for_the_same_input_and_answers_by_meaning()
         std::fs::read(b.join("index.cairn")).unwrap()
     );
 
-    for query in ["how do I install it", "coffee in Paris", "highlight offsets in the browser"] {
+    for query in [
+        "how do I install it",
+        "coffee in Paris",
+        "highlight offsets in the browser",
+    ] {
         let quick = hits(&a, query, "static");
         let full = hits(&a, query, "model");
         assert!(!quick.is_empty(), "{query}: the static tier found nothing");
         for (hits, encoder) in [(&quick, "static"), (&full, "model")] {
             assert!(
-                hits.iter().all(|h| h["signals"]["semantic"]["encoder"] == encoder),
+                hits.iter()
+                    .all(|h| h["signals"]["semantic"]["encoder"] == encoder),
                 "{query}: not every hit says it was found with the {encoder} encoder"
             );
         }
@@ -97,7 +110,9 @@ fn with_fuzzy_the_model_reads_the_query_with_its_typos_corrected() {
     // highlights differ: they mark what `fuzzy` matched).
     assert_ne!(hits(&out, "cofee in Pariss", "model"), meant);
     let scores = |hits: Vec<serde_json::Value>| -> Vec<(String, f64)> {
-        hits.iter().map(|h| (h["id"].to_string(), h["score"].as_f64().unwrap())).collect()
+        hits.iter()
+            .map(|h| (h["id"].to_string(), h["score"].as_f64().unwrap()))
+            .collect()
     };
     assert_eq!(
         scores(hits_with(&out, "cofee in Paris", "static", true)),
@@ -135,7 +150,10 @@ fn a_search_needs_the_rows_of_its_terms_and_a_damaged_row_fails_alone() {
         .collect();
     needed.sort();
     assert!(!needed.is_empty());
-    assert_eq!(needed, expected, "a search asks for other rows than its terms have");
+    assert_eq!(
+        needed, expected,
+        "a search asks for other rows than its terms have"
+    );
     // Lexical searches and searches with the model need none.
     let lexical = SearchOptions {
         mode: SearchMode::Lexical,
@@ -154,7 +172,10 @@ fn a_search_needs_the_rows_of_its_terms_and_a_damaged_row_fails_alone() {
     };
     let mut damaged = pack_bytes(&requests[0]);
     damaged[3] ^= 0x40;
-    let error = searcher.add_static_row(requests[0].row, &damaged).unwrap_err().to_string();
+    let error = searcher
+        .add_static_row(requests[0].row, &damaged)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("damaged"), "{error}");
     assert!(searcher.add_static_row(u32::MAX, &damaged).is_err());
     assert_eq!(searcher.search(query, &hybrid).unwrap(), before);

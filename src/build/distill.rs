@@ -58,7 +58,12 @@ impl Distilled {
     /// The rows' directory and packs (`store::rows::write`).
     pub fn write(&self, index: &Index) -> (crate::store::rows::StaticRows, Vec<(String, Vec<u8>)>) {
         let dimension = self.rows.len() / self.terms.len().max(1);
-        crate::store::rows::write(dimension.max(1), index.lexical.term_count(), &self.terms, &self.rows)
+        crate::store::rows::write(
+            dimension.max(1),
+            index.lexical.term_count(),
+            &self.terms,
+            &self.rows,
+        )
     }
 }
 
@@ -126,7 +131,12 @@ pub fn distill(
             .documents
             .iter()
             .map(|d| d.title.clone())
-            .chain(index.chunks.iter().flat_map(|c| c.heading_path.iter().cloned()))
+            .chain(
+                index
+                    .chunks
+                    .iter()
+                    .flat_map(|c| c.heading_path.iter().cloned()),
+            )
             .filter(|t| !t.trim().is_empty())
             .collect();
         texts.sort();
@@ -166,7 +176,13 @@ const BLOCK: usize = 16;
 /// Ridge regression by conjugate gradients: the rows X (n × dim) minimizing
 /// Σ_s |A_s X − e_s|² + λ |X − X₀|², with λ = `ridge` × the mean of diag(AᵀA).
 /// Each block of columns is solved alone, in a fixed order, from X₀.
-fn solve(samples: &[Sample], start: &[f32], n: usize, dim: usize, options: &DistillOptions) -> Vec<f32> {
+fn solve(
+    samples: &[Sample],
+    start: &[f32],
+    n: usize,
+    dim: usize,
+    options: &DistillOptions,
+) -> Vec<f32> {
     let mut diagonal = vec![0f32; n];
     for s in samples {
         for &(r, a) in &s.rows {
@@ -257,7 +273,13 @@ fn solve_block(
         apply(samples, &p, lambda, &mut ap);
         let pap = dots(&p, &ap);
         let alpha: Vec<f32> = (0..BLOCK)
-            .map(|j| if pap[j] > 0.0 { (rs[j] / pap[j]) as f32 } else { 0.0 })
+            .map(|j| {
+                if pap[j] > 0.0 {
+                    (rs[j] / pap[j]) as f32
+                } else {
+                    0.0
+                }
+            })
             .collect();
         for i in 0..n * BLOCK {
             let j = i % BLOCK;
@@ -266,7 +288,13 @@ fn solve_block(
         }
         let next = dots(&r, &r);
         let beta: Vec<f32> = (0..BLOCK)
-            .map(|j| if rs[j] > 0.0 { (next[j] / rs[j]) as f32 } else { 0.0 })
+            .map(|j| {
+                if rs[j] > 0.0 {
+                    (next[j] / rs[j]) as f32
+                } else {
+                    0.0
+                }
+            })
             .collect();
         for i in 0..n * BLOCK {
             p[i] = r[i] + beta[i % BLOCK] * p[i];
@@ -287,8 +315,7 @@ pub fn distill_static(
         return Ok((Vec::new(), None));
     };
     let began = std::time::Instant::now();
-    let distilled =
-        distill(index, &vectors.to_flat(), embedder, &Default::default())?;
+    let distilled = distill(index, &vectors.to_flat(), embedder, &Default::default())?;
     let (rows, packs) = distilled.write(index);
     let done = (rows.len(), began.elapsed().as_secs_f64());
     index.statics = Some(rows);

@@ -28,7 +28,11 @@ pub fn embedding_estimate(
     }
     let texts: Vec<String> = documents
         .iter()
-        .flat_map(|d| d.chunks.iter().map(move |c| crate::index::indexed_text(&d.document, c)))
+        .flat_map(|d| {
+            d.chunks
+                .iter()
+                .map(move |c| crate::index::indexed_text(&d.document, c))
+        })
         .skip(range.start)
         .take(total)
         .filter(|t| !previous.is_some_and(|p| p.contains(&text_hash(t))))
@@ -37,7 +41,9 @@ pub fn embedding_estimate(
         return None;
     }
     let step = texts.len() / sample_size;
-    let sample: Vec<&str> = (0..sample_size).map(|i| texts[i * step + step / 2].as_str()).collect();
+    let sample: Vec<&str> = (0..sample_size)
+        .map(|i| texts[i * step + step / 2].as_str())
+        .collect();
     let embedder = vectors.embedder;
     // A short text on each core first: a thread's first call sets up what later ones reuse.
     (0..threads)

@@ -4,10 +4,10 @@
 
 use rayon::prelude::*;
 
+use crate::error::Result;
 use crate::index::lexical::{ChunkTerms, LexicalIndex};
 use crate::index::vector::{GraphSettings, ModelIdentity, Precision, VectorIndex};
 use crate::index::{indexed_text, Index, IndexSettings};
-use crate::error::Result;
 use crate::ingest::SourceDocument;
 
 use super::chunk_embedder::{embed_all, ChunkEmbedder};
@@ -40,7 +40,10 @@ pub struct Previous {
 
 impl Previous {
     pub fn of(index: &Index, identity: &ModelIdentity) -> Option<Self> {
-        let vectors = index.vectors.as_ref().filter(|v| v.model.same_embeddings(identity))?;
+        let vectors = index
+            .vectors
+            .as_ref()
+            .filter(|v| v.model.same_embeddings(identity))?;
         let dim = vectors.dimension();
         let flat = vectors.to_flat();
         let by_text = index

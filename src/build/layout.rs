@@ -72,7 +72,11 @@ pub fn write_index(
         fragment::write::save_packs(&layout.packs, &out)?;
         write_synced(&staging.path.join(fragment::META_FILE), &layout.meta)?;
         let owned = staging.commit(with_model, fragment::META_FILE)?;
-        fragment::write::remove_owned(&out, &owned.packs, layout.packs.iter().map(|(n, _)| n.as_str()))?;
+        fragment::write::remove_owned(
+            &out,
+            &owned.packs,
+            layout.packs.iter().map(|(n, _)| n.as_str()),
+        )?;
         if owned.index_file {
             let _ = std::fs::remove_file(out.join(INDEX_FILE));
         }
@@ -93,9 +97,16 @@ pub fn write_index(
         if owned.meta {
             let _ = std::fs::remove_file(out.join(fragment::META_FILE));
         }
-        fragment::write::remove_owned(&out, &owned.packs, rows_packs.iter().map(|(n, _)| n.as_str()))?;
+        fragment::write::remove_owned(
+            &out,
+            &owned.packs,
+            rows_packs.iter().map(|(n, _)| n.as_str()),
+        )?;
         let path = out.join(INDEX_FILE).display().to_string();
-        Ok((why.map_or(path.clone(), |why| format!("{path}: {why}")), bytes.len()))
+        Ok((
+            why.map_or(path.clone(), |why| format!("{path}: {why}")),
+            bytes.len(),
+        ))
     }
 }
 

@@ -12,14 +12,20 @@ use crate::index::{vector, Index};
 
 /// `cairn merge`: joins the parts of a split build into the index one build would have written
 /// in `out`; returns it, what was written (for the summary line) and its bytes.
-pub fn merge(parts: &[PathBuf], out: &Path, model: &Path, layout: Layout) -> Result<(Index, String, usize)> {
+pub fn merge(
+    parts: &[PathBuf],
+    out: &Path,
+    model: &Path,
+    layout: Layout,
+) -> Result<(Index, String, usize)> {
     let read = |dir: &PathBuf| -> Result<shard::Part> {
         let path = dir.join(PART_FILE);
         let bytes = std::fs::read(&path).map_err(io(format!(
             "cannot read {}: merge takes the folders `cairn index --shard I/N --out DIR` wrote",
             path.display()
         )))?;
-        shard::Part::read(&bytes).map_err(|e| Error::InvalidIndex(format!("{}: {e}", path.display())))
+        shard::Part::read(&bytes)
+            .map_err(|e| Error::InvalidIndex(format!("{}: {e}", path.display())))
     };
     let joined = shard::join(parts.iter().map(read).collect::<Result<_>>()?)?;
     let (embedder, _) = model::load_source_model(model)?;
@@ -32,7 +38,11 @@ pub fn merge(parts: &[PathBuf], out: &Path, model: &Path, layout: Layout) -> Res
     std::fs::create_dir_all(out).map_err(io(format!("cannot create {}", out.display())))?;
     let staging = Staging::new(out)?;
     // The browser's model, as the shards wrote it (theirs agree: the identities do).
-    model::copy_web_model(&parts[0].join(MODEL_DIR), &staging.path.join(MODEL_DIR), &joined.identity)?;
+    model::copy_web_model(
+        &parts[0].join(MODEL_DIR),
+        &staging.path.join(MODEL_DIR),
+        &joined.identity,
+    )?;
     let options = indexer::VectorOptions {
         embedder: &embedder,
         identity: joined.identity,

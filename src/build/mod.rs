@@ -5,8 +5,8 @@
 //! reuses (`reuse`), the embedding estimate (`estimate`), the browser's model (`model`), crash-safe
 //! publishing (`publish`), and a split build's parts (`shard`) joined by `merge`.
 
-mod indexer;
 mod chunk_embedder;
+mod indexer;
 pub mod shard;
 mod summary;
 
@@ -25,8 +25,8 @@ mod publish;
 #[cfg(feature = "model")]
 mod reuse;
 
-pub use indexer::{assemble, build, with_vectors, Previous, VectorOptions};
 pub use chunk_embedder::{embed_all, ChunkEmbedder};
+pub use indexer::{assemble, build, with_vectors, Previous, VectorOptions};
 
 #[cfg(feature = "model")]
 pub use {
@@ -46,6 +46,8 @@ pub const MODEL_DIR: &str = "model";
 
 /// An I/O error after what was being done, as the command line prints it: `cannot read X: …`.
 #[cfg(feature = "model")]
-pub(crate) fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> crate::error::Error {
+pub(crate) fn io(
+    what: impl std::fmt::Display,
+) -> impl FnOnce(std::io::Error) -> crate::error::Error {
     move |e| crate::error::Error::Io(std::io::Error::new(e.kind(), format!("{what}: {e}")))
 }

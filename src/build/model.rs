@@ -29,7 +29,11 @@ pub fn load_source_model(dir: &Path) -> Result<(Embedder, ModelFiles)> {
 
 /// The identity an index records of its model: the source model's, and the browser's weights
 /// (`web`: their SHA-256 and file name, as `write_web_model` gives them).
-pub fn model_identity(embedder: &Embedder, source: &ModelFiles, web: (String, &str)) -> vector::ModelIdentity {
+pub fn model_identity(
+    embedder: &Embedder,
+    source: &ModelFiles,
+    web: (String, &str),
+) -> vector::ModelIdentity {
     let (web_sha, web_file) = web;
     vector::ModelIdentity {
         name: embed::MODEL_NAME.to_string(),
@@ -70,9 +74,15 @@ pub fn write_web_model(
 }
 
 /// Copies the browser's model of an index (as its identity names it) from `from` into `to`.
-pub(super) fn copy_web_model(from: &Path, to: &Path, identity: &vector::ModelIdentity) -> Result<()> {
-    let weights = std::fs::read(from.join(&identity.web_weights_file))
-        .map_err(io(format!("cannot read the model the shard wrote in {}", from.display())))?;
+pub(super) fn copy_web_model(
+    from: &Path,
+    to: &Path,
+    identity: &vector::ModelIdentity,
+) -> Result<()> {
+    let weights = std::fs::read(from.join(&identity.web_weights_file)).map_err(io(format!(
+        "cannot read the model the shard wrote in {}",
+        from.display()
+    )))?;
     if embed::sha256_hex(&weights) != identity.web_weights_sha256 {
         return Err(Error::Model(format!(
             "{} is not the model its part was written with; build that shard again",
@@ -85,7 +95,10 @@ pub(super) fn copy_web_model(from: &Path, to: &Path, identity: &vector::ModelIde
             .into_iter()
             .map(|name| {
                 let path = from.join(fragment::PACK_DIR).join(&name);
-                Ok((name, std::fs::read(&path).map_err(io(format!("cannot read {}", path.display())))?))
+                Ok((
+                    name,
+                    std::fs::read(&path).map_err(io(format!("cannot read {}", path.display())))?,
+                ))
             })
             .collect::<Result<Vec<_>>>()?;
         fragment::write::save_packs(&packs, to)?;

@@ -11,7 +11,8 @@ use crate::fragment;
 
 /// Writes a file and flushes it to disk, readable by a web server.
 pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = std::fs::File::create(path).map_err(io(format!("cannot write {}", path.display())))?;
+    let mut file =
+        std::fs::File::create(path).map_err(io(format!("cannot write {}", path.display())))?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(io(format!("cannot write {}", path.display())))?;
@@ -58,7 +59,11 @@ impl Staging {
         }
         // Under the lock, any staging folder is a killed build's: none is in use.
         for entry in std::fs::read_dir(out)?.flatten() {
-            if entry.file_name().to_string_lossy().starts_with(STAGING_PREFIX) {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(STAGING_PREFIX)
+            {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
@@ -97,10 +102,19 @@ impl Staging {
             let packs = pack_names(&staged);
             let rows: Vec<(String, Vec<u8>)> = packs
                 .iter()
-                .map(|name| Ok((name.clone(), std::fs::read(staged.join(fragment::PACK_DIR).join(name))?)))
+                .map(|name| {
+                    Ok((
+                        name.clone(),
+                        std::fs::read(staged.join(fragment::PACK_DIR).join(name))?,
+                    ))
+                })
                 .collect::<Result<_>>()?;
-            fragment::write::save_packs(&rows, &live)
-                .map_err(|e| Error::Model(format!("cannot move the model into {}: {e}", live.display())))?;
+            fragment::write::save_packs(&rows, &live).map_err(|e| {
+                Error::Model(format!(
+                    "cannot move the model into {}: {e}",
+                    live.display()
+                ))
+            })?;
             let files: Vec<&str> = [
                 ModelFiles::WEIGHTS,
                 ModelFiles::QUANTIZED,
@@ -119,8 +133,10 @@ impl Staging {
             }
             model = Some((files, packs));
         }
-        std::fs::rename(self.path.join(file), self.out.join(file))
-            .map_err(io(format!("cannot move {file} into {}", self.out.display())))?;
+        std::fs::rename(self.path.join(file), self.out.join(file)).map_err(io(format!(
+            "cannot move {file} into {}",
+            self.out.display()
+        )))?;
         if let Ok(dir) = std::fs::File::open(&self.out) {
             let _ = dir.sync_all();
         }
@@ -128,7 +144,9 @@ impl Staging {
         // named, if the new model is another file; its word rows the new one does not name.
         if let Some((files, packs)) = model {
             if let Some(old) = &self.owned.web_weights {
-                if !files.contains(&old.as_str()) && [ModelFiles::WEIGHTS, ModelFiles::QUANTIZED].contains(&old.as_str()) {
+                if !files.contains(&old.as_str())
+                    && [ModelFiles::WEIGHTS, ModelFiles::QUANTIZED].contains(&old.as_str())
+                {
                     let _ = std::fs::remove_file(live.join(old));
                 }
             }

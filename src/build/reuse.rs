@@ -21,7 +21,10 @@ pub(crate) fn text_hash(text: &str) -> u64 {
 /// `identity` names: unchanged chunks keep their vectors and unchanged documents their
 /// summaries; and the hashes of the texts it has vectors for, so the estimate counts only the
 /// chunks to embed.
-pub fn reusable(out: &Path, identity: &vector::ModelIdentity) -> (Option<Previous>, Option<HashSet<u64>>) {
+pub fn reusable(
+    out: &Path,
+    identity: &vector::ModelIdentity,
+) -> (Option<Previous>, Option<HashSet<u64>>) {
     let old = previous_index(out);
     let previous = old.as_ref().and_then(|old| Previous::of(old, identity));
     let previous_texts = old.filter(|_| previous.is_some()).map(|old| {
@@ -41,4 +44,3 @@ fn previous_index(out: &Path) -> Option<Index> {
         Err(_) => Folder::open(out).and_then(|mut f| f.read_index()).ok(),
     }
 }
-

@@ -10,10 +10,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::index::format;
 use crate::index::vector::{ModelIdentity, Precision};
 use crate::index::Index;
-use crate::error::{Error, Result};
 
 pub const PART_MAGIC: &[u8; 8] = b"CAIRNPRT";
 
@@ -27,7 +27,8 @@ pub struct Shard {
 impl Shard {
     /// Parses `I/N` with I counted from 1, as `--shard` takes it.
     pub fn parse(text: &str) -> std::result::Result<Self, String> {
-        let bad = || format!("{text:?} is not a shard: write I/N, e.g. 2/3 for the second of three");
+        let bad =
+            || format!("{text:?} is not a shard: write I/N, e.g. 2/3 for the second of three");
         let (i, n) = text.split_once('/').ok_or_else(bad)?;
         let (i, n): (u32, u32) = (
             i.trim().parse().map_err(|_| bad())?,

@@ -10,10 +10,10 @@ use std::collections::HashMap;
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::chunk_embedder::{embed_all, ChunkEmbedder};
-use crate::index::lexical::LexicalIndex;
-use crate::index::{folded_text, Chunk, Document};
 use crate::analyze::Analyzer;
 use crate::error::Result;
+use crate::index::lexical::LexicalIndex;
+use crate::index::{folded_text, Chunk, Document};
 
 /// The most sentences in a summary.
 pub const MAX_SENTENCES: usize = 3;

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use cairn::build::shard as build_shard;
 use cairn::build::{
-    self, distill_static, embedding_estimate, load_source_model, model_identity, reusable, write_index,
-    write_synced, write_web_model, Layout, Staging, WebWeights, MODEL_DIR, PART_FILE,
+    self, distill_static, embedding_estimate, load_source_model, model_identity, reusable,
+    write_index, write_synced, write_web_model, Layout, Staging, WebWeights, MODEL_DIR, PART_FILE,
 };
 use cairn::chunk::{ChunkLimit, TokenLimit};
-use cairn::build::shard as build_shard;
 use cairn::index::{format, vector, IndexSettings};
 use cairn::ingest;
 
@@ -180,13 +180,23 @@ pub(super) fn index(args: IndexArgs) -> Result<()> {
     };
     if let Some(vectors) = &vectors {
         let range = args.shard.map_or(0..chunk_total, |s| s.range(chunk_total));
-        if let Some(line) = embedding_estimate(&ingested.documents, range, vectors, previous_texts.as_ref()) {
+        if let Some(line) =
+            embedding_estimate(&ingested.documents, range, vectors, previous_texts.as_ref())
+        {
             eprintln!("{line}");
         }
     }
     if let Some(shard) = args.shard {
         let options = vectors.expect("--shard needs the model (clap refuses --no-embed)");
-        return write_part(shard, ingested.documents, settings, options, &args, staging, started);
+        return write_part(
+            shard,
+            ingested.documents,
+            settings,
+            options,
+            &args,
+            staging,
+            started,
+        );
     }
     let bar = progress_bar(chunk_total as u64, "embedding");
     let mut index = build::build(ingested.documents, settings, vectors, |done, _| {

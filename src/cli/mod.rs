@@ -178,7 +178,12 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Index(args) => index::index(args),
-        Command::Merge { parts, out, model, layout } => merge::merge(&parts, &out, &model, layout),
+        Command::Merge {
+            parts,
+            out,
+            model,
+            layout,
+        } => merge::merge(&parts, &out, &model, layout),
         Command::Search {
             index,
             query,

@@ -27,7 +27,10 @@ impl SearchRequest {
     pub(super) fn parse<T: Options>(&self) -> Result<T> {
         let mut merged = serde_json::to_value(&self.base)?;
         if !self.limit_given {
-            merged.as_object_mut().expect("options are an object").remove("limit");
+            merged
+                .as_object_mut()
+                .expect("options are an object")
+                .remove("limit");
         }
         if let Some(extra) = &self.extra {
             let extra: serde_json::Value =

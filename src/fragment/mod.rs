@@ -14,9 +14,11 @@ pub mod load;
 pub mod write;
 
 pub use crate::store::envelope::{FRAGMENT_MAGIC, META_MAGIC};
-pub use crate::store::pack::{decode_record, encode_record, is_pack_name, record_id, record_length, PACK_DIR};
 #[cfg(not(target_arch = "wasm32"))]
 pub use crate::store::pack::pack_name;
+pub use crate::store::pack::{
+    decode_record, encode_record, is_pack_name, record_id, record_length, PACK_DIR,
+};
 
 use serde::{Deserialize, Serialize};
 use tsify::Tsify;
@@ -97,7 +99,6 @@ pub struct VectorMeta {
     /// and at least 4 (`default_probes`).
     pub scan_codes: u32,
 }
-
 
 /// A fragment's bytes: `length` bytes of pack `pack` from `offset`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -362,13 +363,17 @@ impl Meta {
 
     /// The fragment of `field`'s values, if any document has that field.
     pub fn field_fragment(&self, field: &str) -> Option<u32> {
-        let i = self.fields.binary_search_by(|f| f.as_str().cmp(field)).ok()?;
+        let i = self
+            .fields
+            .binary_search_by(|f| f.as_str().cmp(field))
+            .ok()?;
         Some(self.fields_start() + i as u32)
     }
 
     /// The dates fragment's number, if the index has one.
     pub fn dates_fragment(&self) -> Option<u32> {
-        self.dates.then(|| self.fields_start() + self.fields.len() as u32)
+        self.dates
+            .then(|| self.fields_start() + self.fields.len() as u32)
     }
 
     /// The term shard that holds `term`, if any could.
@@ -379,8 +384,13 @@ impl Meta {
 
     /// The word shards that hold the words beginning with `prefix`.
     pub fn word_shards(&self, prefix: &str) -> std::ops::Range<u32> {
-        let first = self.words.partition_point(|w| w.as_str() <= prefix).saturating_sub(1);
-        let after = first + self.words[first..].partition_point(|w| w.as_str() <= prefix || w.starts_with(prefix));
+        let first = self
+            .words
+            .partition_point(|w| w.as_str() <= prefix)
+            .saturating_sub(1);
+        let after = first
+            + self.words[first..]
+                .partition_point(|w| w.as_str() <= prefix || w.starts_with(prefix));
         self.words_start() + first as u32..self.words_start() + after.max(first) as u32
     }
 }
@@ -450,7 +460,14 @@ mod tests {
     fn a_damaged_slot_is_refused_not_read_past() {
         assert_eq!(unslot(&[7, 8, 0, 0, 4, 0]), Some(&[7, 8][..]));
         assert_eq!(unslot(&[7, 2, 0]), Some(&[7][..]));
-        for bad in [&[][..], &[2], &[0, 0], &[1, 0], &[9, 4, 0], &[9, 0xff, 0xff]] {
+        for bad in [
+            &[][..],
+            &[2],
+            &[0, 0],
+            &[1, 0],
+            &[9, 4, 0],
+            &[9, 0xff, 0xff],
+        ] {
             assert_eq!(unslot(bad), None, "{bad:?}");
         }
     }

@@ -13,16 +13,17 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{
-    binary_code, Centroids, Lengths, DocumentDates, FieldValues, Fragment, LinkedDocument, Meta, Partition, Payload, TermPostings,
-    TermShard, TextFragment, WordShard, VectorMeta, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
+    binary_code, Centroids, DocumentDates, FieldValues, Fragment, Lengths, LinkedDocument, Meta,
+    Partition, Payload, TermPostings, TermShard, TextFragment, VectorMeta, WordShard,
+    FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
 };
 use crate::error::{Error, Result};
-use crate::store::envelope::{compress, seal, Stream};
-use crate::index::vector::dot;
-use crate::store::pack::quantize_into;
 use crate::index::lexical::length_byte;
+use crate::index::vector::dot;
 use crate::index::Index;
 use crate::search::filter;
+use crate::store::envelope::{compress, seal, Stream};
+use crate::store::pack::quantize_into;
 
 /// How to cut. The defaults are the sizes that cost the Rust docs least per query
 /// (docs/benchmarks.md), and packs large enough that 100k pages stay far under a static
@@ -78,7 +79,8 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
                 .clamp(1, v.len().min(65_536));
             // The records fragments come after the centroids and the k partitions.
             let first_records = (fragments.len() + 1 + k) as u32;
-            let (centroids, partitions, records) = ivf(&v.to_flat(), v.dimension(), k, first_records);
+            let (centroids, partitions, records) =
+                ivf(&v.to_flat(), v.dimension(), k, first_records);
             fragments.push(Payload::Centroids(centroids));
             fragments.extend(partitions.into_iter().map(Payload::Partition));
             raw = records;
@@ -135,13 +137,23 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     };
     for bytes in &encoded {
         if !current.is_empty() && current.len() + bytes.len() > options.pack_bytes {
-            close(&mut current, &mut in_current, &mut packs, &mut pack_fragments);
+            close(
+                &mut current,
+                &mut in_current,
+                &mut packs,
+                &mut pack_fragments,
+            );
         }
         hash.update(bytes);
         current.extend_from_slice(bytes);
         in_current += 1;
     }
-    close(&mut current, &mut in_current, &mut packs, &mut pack_fragments);
+    close(
+        &mut current,
+        &mut in_current,
+        &mut packs,
+        &mut pack_fragments,
+    );
 
     let lexical = &index.lexical;
     let mut meta = Meta {
@@ -170,7 +182,11 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         .iter()
         .zip(0..)
         .map(|(b, number)| {
-            let unit = if texts.contains(&number) { super::TEXT_UNIT as usize } else { 1 };
+            let unit = if texts.contains(&number) {
+                super::TEXT_UNIT as usize
+            } else {
+                1
+            };
             // `encode` pads exactly the text payloads to whole units.
             debug_assert_eq!(b.len() % unit, 0, "fragment {number}");
             (b.len() / unit) as u32
@@ -241,17 +257,31 @@ pub fn owned(dir: &Path) -> Owned {
         let meta = index.index.meta();
         owned.meta = true;
         owned.packs.extend(meta.packs.iter().cloned());
-        owned.packs.extend(meta.statics.iter().flat_map(|rows| rows.packs.iter().cloned()));
-        owned.web_weights = meta.vectors.as_ref().map(|v| v.model.web_weights_file.clone());
+        owned.packs.extend(
+            meta.statics
+                .iter()
+                .flat_map(|rows| rows.packs.iter().cloned()),
+        );
+        owned.web_weights = meta
+            .vectors
+            .as_ref()
+            .map(|v| v.model.web_weights_file.clone());
     }
     if let Ok(index) = std::fs::read(dir.join(crate::index::INDEX_FILE))
         .map_err(Error::from)
         .and_then(|bytes| crate::index::format::read(&bytes))
     {
         owned.index_file = true;
-        owned.packs.extend(index.statics.iter().flat_map(|rows| rows.packs.iter().cloned()));
+        owned.packs.extend(
+            index
+                .statics
+                .iter()
+                .flat_map(|rows| rows.packs.iter().cloned()),
+        );
         if let Some(v) = &index.vectors {
-            owned.web_weights.get_or_insert_with(|| v.model.web_weights_file.clone());
+            owned
+                .web_weights
+                .get_or_insert_with(|| v.model.web_weights_file.clone());
         }
     }
     owned.packs.retain(|name| super::is_pack_name(name));
@@ -269,7 +299,10 @@ pub fn remove_owned<'a>(
     let keep: std::collections::HashSet<&str> = keep.into_iter().collect();
     let packs = dir.join(PACK_DIR);
     let mut removed = false;
-    for name in owned.iter().filter(|n| !keep.contains(n.as_str()) && super::is_pack_name(n)) {
+    for name in owned
+        .iter()
+        .filter(|n| !keep.contains(n.as_str()) && super::is_pack_name(n))
+    {
         removed |= std::fs::remove_file(packs.join(name)).is_ok();
     }
     if removed {
@@ -351,12 +384,19 @@ fn word_shards(index: &Index, size: usize) -> (Vec<String>, Vec<WordShard>) {
     let lexical = &index.lexical;
     let mut firsts = Vec::new();
     let mut shards = Vec::new();
-    for (words, terms) in lexical.words.chunks(size).zip(lexical.word_terms.chunks(size)) {
+    for (words, terms) in lexical
+        .words
+        .chunks(size)
+        .zip(lexical.word_terms.chunks(size))
+    {
         firsts.push(words[0].clone());
         shards.push(WordShard {
             words: words.to_vec(),
             terms: terms.iter().map(|&t| lexical.term(t).to_string()).collect(),
-            frequencies: terms.iter().map(|&t| lexical.chunk_frequency(t) as u32).collect(),
+            frequencies: terms
+                .iter()
+                .map(|&t| lexical.chunk_frequency(t) as u32)
+                .collect(),
         });
     }
     (firsts, shards)
@@ -474,7 +514,12 @@ const SCAN_CODES: u32 = 1_000;
 /// records.
 /// `first_records` is the number of partition 0's records fragment, which each record's checksum
 /// names with its place (`record_id`).
-pub fn ivf(vectors: &[f32], dim: usize, k: usize, first_records: u32) -> (Centroids, Vec<Partition>, Vec<Vec<u8>>) {
+pub fn ivf(
+    vectors: &[f32],
+    dim: usize,
+    k: usize,
+    first_records: u32,
+) -> (Centroids, Vec<Partition>, Vec<Vec<u8>>) {
     let n = vectors.len() / dim;
     let row = |i: usize| &vectors[i * dim..(i + 1) * dim];
     let mut centroids: Vec<f32> = (0..k).flat_map(|j| row(j * n / k).to_vec()).collect();
@@ -525,12 +570,20 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize, first_records: u32) -> (Centro
     let mean: Vec<f32> = (0..dim)
         .map(|d| centroids.chunks_exact(dim).map(|c| c[d]).sum::<f32>() / k as f32)
         .collect();
-    let (codes, lengths) = differences(centroids.chunks_exact(dim).map(|c| (c, mean.as_slice())), dim);
+    let (codes, lengths) = differences(
+        centroids.chunks_exact(dim).map(|c| (c, mean.as_slice())),
+        dim,
+    );
     let mut sizes = vec![0u32; k];
     for &j in &assignment {
         sizes[j as usize] += 1;
     }
-    let stored = Centroids { sizes, mean, lengths, codes };
+    let stored = Centroids {
+        sizes,
+        mean,
+        lengths,
+        codes,
+    };
     // Each partition's centroid in int8, and its members' differences from it as stored.
     let mut partitions: Vec<Partition> = Vec::with_capacity(k);
     let mut records = vec![Vec::new(); k];
@@ -542,7 +595,10 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize, first_records: u32) -> (Centro
     for (j, members) in members.iter().enumerate() {
         let mut centroid = Vec::with_capacity(dim);
         let centroid_scale = quantize_into(&centroids[j * dim..(j + 1) * dim], &mut centroid);
-        let base: Vec<f32> = centroid.iter().map(|&x| x as f32 * centroid_scale).collect();
+        let base: Vec<f32> = centroid
+            .iter()
+            .map(|&x| x as f32 * centroid_scale)
+            .collect();
         let (codes, lengths) = differences(members.iter().map(|&i| (row(i), base.as_slice())), dim);
         let mut last = 0;
         let chunk_gaps = members
@@ -571,19 +627,31 @@ pub fn ivf(vectors: &[f32], dim: usize, k: usize, first_records: u32) -> (Centro
 }
 
 /// The binary codes and lengths of each `(vector, base)`'s difference `vector − base`.
-fn differences<'a>(pairs: impl Iterator<Item = (&'a [f32], &'a [f32])>, dim: usize) -> (Vec<u8>, Lengths) {
+fn differences<'a>(
+    pairs: impl Iterator<Item = (&'a [f32], &'a [f32])>,
+    dim: usize,
+) -> (Vec<u8>, Lengths) {
     let mut codes = Vec::new();
     let mut lengths = Vec::new();
     let mut difference = vec![0f32; dim];
     for (v, base) in pairs {
-        difference.iter_mut().zip(v.iter().zip(base)).for_each(|(d, (x, b))| *d = x - b);
+        difference
+            .iter_mut()
+            .zip(v.iter().zip(base))
+            .for_each(|(d, (x, b))| *d = x - b);
         codes.extend(binary_code(&difference));
         lengths.push(dot(&difference, &difference).sqrt());
     }
     let scale = lengths.iter().fold(0f32, |m, &l| m.max(l));
     let bytes = lengths
         .iter()
-        .map(|&l| if scale > 0.0 { (l / scale * 255.0).round() as u8 } else { 0 })
+        .map(|&l| {
+            if scale > 0.0 {
+                (l / scale * 255.0).round() as u8
+            } else {
+                0
+            }
+        })
         .collect();
     (codes, Lengths { scale, bytes })
 }
@@ -591,7 +659,12 @@ fn differences<'a>(pairs: impl Iterator<Item = (&'a [f32], &'a [f32])>, dim: usi
 /// Writes `index` as a fragmented layout into `dir`: packs (and `rows`, the static rows' packs
 /// its `statics` names), then the meta file by rename, then the packs the previous index named
 /// and this one does not are removed (nothing else).
-pub fn write(index: &Index, dir: &Path, options: &Options, rows: &[(String, Vec<u8>)]) -> Result<Layout> {
+pub fn write(
+    index: &Index,
+    dir: &Path,
+    options: &Options,
+    rows: &[(String, Vec<u8>)],
+) -> Result<Layout> {
     let owned = owned(dir).packs;
     let mut layout = layout(index, options)?;
     layout.packs.extend(rows.iter().cloned());

@@ -387,22 +387,37 @@ mod tests {
 
     #[test]
     fn options_read_their_own_keys_and_strict_search_options() {
-        let context = ContextOptions::from_json(json!({"tokenBudget": 50, "mode": "lexical"})).unwrap();
-        assert_eq!((context.token_budget, context.search.limit), (50, 20), "the type's own default limit");
+        let context =
+            ContextOptions::from_json(json!({"tokenBudget": 50, "mode": "lexical"})).unwrap();
+        assert_eq!(
+            (context.token_budget, context.search.limit),
+            (50, 20),
+            "the type's own default limit"
+        );
         assert_eq!(context.search.mode, SearchMode::Lexical);
-        let documents =
-            DocumentSearchOptions::from_json(json!({"limit": 3, "facets": ["tag"], "prefix": true})).unwrap();
+        let documents = DocumentSearchOptions::from_json(
+            json!({"limit": 3, "facets": ["tag"], "prefix": true}),
+        )
+        .unwrap();
         assert_eq!((documents.search.limit, documents.search.prefix), (3, true));
         assert_eq!(documents.facets, ["tag"]);
         for bad in [json!({"limt": 3}), json!({"facets": "tag"}), json!([1])] {
-            assert!(DocumentSearchOptions::from_json(bad.clone()).is_err(), "{bad}");
+            assert!(
+                DocumentSearchOptions::from_json(bad.clone()).is_err(),
+                "{bad}"
+            );
             assert!(ContextOptions::from_json(bad.clone()).is_err(), "{bad}");
         }
-        let err = SearchOptions::from_json(json!({"limt": 3})).unwrap_err().to_string();
+        let err = SearchOptions::from_json(json!({"limt": 3}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown field `limt`"), "{err}");
         assert!(SearchOptions::from_json(json!([5])).is_err());
         // `limit` is the only search option whose default a type changes (`from_json` keeps it).
-        let limited = |limit| SearchOptions { limit, ..SearchOptions::default() };
+        let limited = |limit| SearchOptions {
+            limit,
+            ..SearchOptions::default()
+        };
         assert_eq!(ContextOptions::default().search, limited(20));
         assert_eq!(DocumentSearchOptions::default().search, limited(10));
     }

@@ -51,7 +51,9 @@ pub fn read(bytes: &[u8]) -> Result<Index> {
 /// Whether an index's settings are numbers its scoring can use: BM25's `k1` finite and at least
 /// 0, `b` from 0 to 1 (a crafted file with NaN or negative ones would score every hit 0 in no
 /// order). The error says which is out of range.
-pub fn settings_in_range(settings: &crate::index::IndexSettings) -> std::result::Result<(), String> {
+pub fn settings_in_range(
+    settings: &crate::index::IndexSettings,
+) -> std::result::Result<(), String> {
     let crate::index::lexical::Bm25Params { k1, b } = settings.bm25;
     if !(k1.is_finite() && k1 >= 0.0) || !(0.0..=1.0).contains(&b) {
         return Err(format!("BM25 settings are out of range (k1 {k1}, b {b}: k1 must be finite and at least 0, b from 0 to 1)"));
@@ -64,7 +66,9 @@ pub fn settings_in_range(settings: &crate::index::IndexSettings) -> std::result:
 pub fn lengths_in_range(chunk: f32, document: f32, terms: u64) -> std::result::Result<(), String> {
     let ok = |x: f32| x.is_finite() && (x > 0.0 || (x == 0.0 && terms == 0));
     if !ok(chunk) || !ok(document) {
-        return Err(format!("average lengths are out of range ({chunk} a chunk, {document} a document)"));
+        return Err(format!(
+            "average lengths are out of range ({chunk} a chunk, {document} a document)"
+        ));
     }
     Ok(())
 }
@@ -104,12 +108,18 @@ fn validate(index: &Index) -> Result<()> {
         return fail(m);
     }
     let params = index.lexical.params();
-    let bm25 = crate::index::IndexSettings { bm25: params, ..index.settings.clone() };
+    let bm25 = crate::index::IndexSettings {
+        bm25: params,
+        ..index.settings.clone()
+    };
     if let Err(m) = settings_in_range(&index.settings).and_then(|()| settings_in_range(&bm25)) {
         return fail(m);
     }
     // The documents' average is derived from the chunks' lengths when the index is read.
-    let (terms, average) = (index.lexical.term_count() as u64, index.lexical.average_length);
+    let (terms, average) = (
+        index.lexical.term_count() as u64,
+        index.lexical.average_length,
+    );
     if let Err(m) = lengths_in_range(average, average, terms) {
         return fail(m);
     }
@@ -132,6 +142,7 @@ fn validate(index: &Index) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::envelope::{crc32, MAX_INFLATED};
 
     fn error(bytes: &[u8]) -> String {
         read(bytes).err().expect("refused").to_string()

@@ -524,7 +524,10 @@ pub fn least_length(byte: u8) -> u32 {
 /// how many documents do; a term's postings are in chunk order, and a document's chunks are
 /// numbered together).
 fn idf_tables(postings: &[Postings], documents: &Documents) -> (Vec<f32>, Vec<f32>) {
-    postings.iter().map(|p| term_idfs(p.chunks(), documents)).unzip()
+    postings
+        .iter()
+        .map(|p| term_idfs(p.chunks(), documents))
+        .unzip()
 }
 
 /// A term's IDF over chunks and over documents, from its chunks (ascending).
@@ -573,9 +576,20 @@ mod tests {
             assert_eq!(length_byte(least_length(byte)), byte);
             assert!(least_length(byte) <= length);
             let read = byte_length(byte) as f64;
-            assert!((read - length as f64).abs() <= length as f64 / 16.0 + 0.5, "{length} read as {read}");
+            assert!(
+                (read - length as f64).abs() <= length as f64 / 16.0 + 0.5,
+                "{length} read as {read}"
+            );
         }
-        assert_eq!((length_byte(15), length_byte(16), length_byte(17), length_byte(18)), (15, 16, 16, 17));
+        assert_eq!(
+            (
+                length_byte(15),
+                length_byte(16),
+                length_byte(17),
+                length_byte(18)
+            ),
+            (15, 16, 16, 17)
+        );
     }
 
     use super::*;
@@ -607,7 +621,9 @@ mod tests {
             let mut word = String::new();
             let mut n = seed % 9 + 1;
             while n > 0 {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 word.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
                 n -= 1;
             }
@@ -629,11 +645,23 @@ mod tests {
         for probe in ["abc", "cab", "éa", "東b", "ddd", "a"] {
             for distance in 1..=2 {
                 let automaton = fst::automaton::Levenshtein::new(probe, distance).unwrap();
-                let brute: Vec<usize> = (0..words.len()).filter(|&i| run(&automaton, &words[i])).collect();
-                assert_eq!(index.words_matching(&automaton), brute, "{probe} within {distance}");
+                let brute: Vec<usize> = (0..words.len())
+                    .filter(|&i| run(&automaton, &words[i]))
+                    .collect();
+                assert_eq!(
+                    index.words_matching(&automaton),
+                    brute,
+                    "{probe} within {distance}"
+                );
             }
-            let prefixed: Vec<usize> = (0..words.len()).filter(|&i| words[i].starts_with(probe)).collect();
-            assert_eq!(index.words_starting(probe).collect::<Vec<_>>(), prefixed, "{probe}");
+            let prefixed: Vec<usize> = (0..words.len())
+                .filter(|&i| words[i].starts_with(probe))
+                .collect();
+            assert_eq!(
+                index.words_starting(probe).collect::<Vec<_>>(),
+                prefixed,
+                "{probe}"
+            );
         }
     }
 

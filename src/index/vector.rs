@@ -91,7 +91,10 @@ struct GraphParts {
 struct Slots([u32; 32]);
 
 impl Serialize for Slots {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
     }
 }
@@ -104,7 +107,10 @@ impl<'de> Deserialize<'de> for Slots {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("32 neighbor slots")
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Slots, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Slots, A::Error> {
                 let mut slots = [0u32; 32];
                 for (i, slot) in slots.iter_mut().enumerate() {
                     *slot = seq
@@ -439,7 +445,6 @@ impl VectorIndex {
         Ok(())
     }
 }
-
 
 /// Dot product with 16 lanes of partial sums, added in a fixed order. On wasm32 with `simd128`
 /// the lanes are four `f32x4` registers; elsewhere the same arithmetic is written on arrays

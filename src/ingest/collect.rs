@@ -122,7 +122,11 @@ pub fn thousands(n: usize) -> String {
 ///
 /// What cannot be listed under a folder is in `skipped` (an input that cannot be read at all
 /// is the error).
-pub fn collect(inputs: &[PathBuf], exclude: &GlobSet, options: &CollectOptions) -> Result<Collected> {
+pub fn collect(
+    inputs: &[PathBuf],
+    exclude: &GlobSet,
+    options: &CollectOptions,
+) -> Result<Collected> {
     list(inputs, exclude, Some(options))
 }
 
@@ -217,7 +221,8 @@ fn list(
             .collect();
         let built = options.is_some() && SITE_MARKERS.iter().any(|m| walked.join(m).is_file());
         if built {
-            let is_page = |f: &InputFile| extension(&f.path).is_some_and(|e| PAGES.contains(&e.as_str()));
+            let is_page =
+                |f: &InputFile| extension(&f.path).is_some_and(|e| PAGES.contains(&e.as_str()));
             let mut left_out: Vec<(String, usize)> = Vec::new();
             if !options.is_some_and(|o| o.all_files) {
                 for f in files.iter().filter(|f| !is_page(f)) {
@@ -280,7 +285,10 @@ fn folder_root(input: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
     } else {
         std::fs::canonicalize(input)?
     };
-    let root = walked.parent().map(Path::to_path_buf).unwrap_or_else(|| walked.clone());
+    let root = walked
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| walked.clone());
     Ok((walked, root))
 }
 

@@ -8,12 +8,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use super::retrieve::{rerank, retrieve, with_static, Retrieval};
 use super::source::{Need, Source, Step, Wait};
 use super::{documents, Candidate, QueryContext, Retrieved};
-use crate::order;
 use crate::error::Result;
 use crate::hit::{
     ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, ScoreKind,
     SearchHit, SearchOptions, Via,
 };
+use crate::order;
 
 /// A search's hits, or what it needs first.
 pub fn search<S: Source + ?Sized>(
@@ -101,7 +101,10 @@ fn hits<S: Source + ?Sized>(
         query_terms: retrieved.query_terms,
         expansions: retrieved.expansions,
         // The filter's mask, over the view's documents: links to the others are left out.
-        documents: retrieved.documents.as_deref().map(|d| view.document_mask(d)),
+        documents: retrieved
+            .documents
+            .as_deref()
+            .map(|d| view.document_mask(d)),
         score_kind,
     };
     let context = with_static(context, &static_encoding);
@@ -138,8 +141,11 @@ fn related<S: Source + ?Sized>(
     let mut seen: HashSet<u32> = direct.iter().copied().collect();
     let mut found: Vec<(Candidate, usize, Via)> = Vec::new();
     // (document, the hit it was reached from, the link texts on the way)
-    let mut frontier: Vec<(u32, usize, Vec<String>)> =
-        direct.iter().enumerate().map(|(i, &d)| (d, i, Vec::new())).collect();
+    let mut frontier: Vec<(u32, usize, Vec<String>)> = direct
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| (d, i, Vec::new()))
+        .collect();
     let mut need = Need::default();
     for hop in 1..=options.related_hops {
         if found.len() >= most {
@@ -170,7 +176,11 @@ fn related<S: Source + ?Sized>(
                     from_id: String::new(),
                     hops: hop,
                 };
-                found.push((shown.unwrap_or_else(|| Candidate::unretrieved(u32::MAX)), *from, via));
+                found.push((
+                    shown.unwrap_or_else(|| Candidate::unretrieved(u32::MAX)),
+                    *from,
+                    via,
+                ));
                 next.push((link.to, *from, path));
             }
         }
@@ -238,7 +248,9 @@ pub fn search_documents<S: Source + ?Sized>(
     if let Some(wait) = need.wait() {
         return Ok(wait.widen());
     }
-    let facets = documents::facets(&order, &options.facets, &|doc, field| source.field_value(doc, field));
+    let facets = documents::facets(&order, &options.facets, &|doc, field| {
+        source.field_value(doc, field)
+    });
     // The text of the documents shown: their matching chunks, or all their chunks when the
     // options show them.
     let shown = &order[..order.len().min(options.search.limit as usize)];
@@ -257,13 +269,24 @@ pub fn search_documents<S: Source + ?Sized>(
     let results = match r.lexical {
         Some(lexical) => {
             let view = source.view(&wanted_chunks, lexical);
-            let in_view = |doc: &u32| view.document(*doc).expect("a shown document is in the view");
+            let in_view = |doc: &u32| {
+                view.document(*doc)
+                    .expect("a shown document is in the view")
+            };
             let matched = order::map(shown.iter().map(|doc| {
-                let chunks = matched[doc].iter().filter_map(|&(c, score)| Some((view.chunk(c)?, score)));
+                let chunks = matched[doc]
+                    .iter()
+                    .filter_map(|&(c, score)| Some((view.chunk(c)?, score)));
                 (in_view(doc), chunks.collect())
             }));
             let shown: Vec<u32> = shown.iter().map(in_view).collect();
-            documents::results(&view.index, &shown, &matched, &r.retrieved.query_terms, options)
+            documents::results(
+                &view.index,
+                &shown,
+                &matched,
+                &r.retrieved.query_terms,
+                options,
+            )
         }
         None => Vec::new(),
     };

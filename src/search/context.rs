@@ -39,7 +39,11 @@ pub fn search_options(options: &ContextOptions) -> SearchOptions {
 }
 
 /// The context of the hits of [`search_options`]'s search (whose scores are `score_kind`).
-pub fn from_hits(hits: &[SearchHit], score_kind: ScoreKind, options: &ContextOptions) -> ContextResponse {
+pub fn from_hits(
+    hits: &[SearchHit],
+    score_kind: ScoreKind,
+    options: &ContextOptions,
+) -> ContextResponse {
     let mut used = 0u32;
     let mut admitted: Vec<usize> = Vec::new();
     let mut candidates: Vec<ContextCandidate> = Vec::with_capacity(hits.len());
@@ -83,11 +87,9 @@ pub fn from_hits(hits: &[SearchHit], score_kind: ScoreKind, options: &ContextOpt
                 .cmp(&(&hits[b].citation.doc_id, hits[b].citation.chunk_index))
         }),
         // Newest first; undated last; ties by score.
-        ContextOrder::Recency => {
-            crate::order::sort_by(&mut admitted, |&a, &b| {
-                hits[b].updated_at.cmp(&hits[a].updated_at).then(a.cmp(&b))
-            })
-        }
+        ContextOrder::Recency => crate::order::sort_by(&mut admitted, |&a, &b| {
+            hits[b].updated_at.cmp(&hits[a].updated_at).then(a.cmp(&b))
+        }),
     }
     let mut prompt_parts = Vec::with_capacity(admitted.len());
     for (position, &i) in admitted.iter().enumerate() {

@@ -69,7 +69,10 @@ pub fn expand(
     let tokens = analyzer.tokens(query);
     // The query's own terms: a typo's correction is never one of them (in "hyperpituitarism and
     // hypopituitarism" the first word is not a misspelling of the second, which the query has).
-    let mut own_terms: Vec<u32> = tokens.iter().filter_map(|t| index.term_id(&t.term)).collect();
+    let mut own_terms: Vec<u32> = tokens
+        .iter()
+        .filter_map(|t| index.term_id(&t.term))
+        .collect();
     crate::order::sort(&mut own_terms);
     own_terms.dedup();
     let mut fuzzy_words = 0;
@@ -231,10 +234,14 @@ fn best_per_term(
     mut found: Vec<(String, u32, f32)>,
     max: usize,
 ) -> Vec<(String, u32, f32)> {
-    crate::order::sort_by(&mut found, |a, b| a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
+    crate::order::sort_by(&mut found, |a, b| {
+        a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0))
+    });
     found.dedup_by_key(|f| f.1);
     let frequency = |f: &(String, u32, f32)| index.chunk_frequency(f.1);
-    crate::order::sort_by(&mut found, |a, b| frequency(b).cmp(&frequency(a)).then(a.1.cmp(&b.1)));
+    crate::order::sort_by(&mut found, |a, b| {
+        frequency(b).cmp(&frequency(a)).then(a.1.cmp(&b.1))
+    });
     found.truncate(max);
     found
 }

@@ -263,7 +263,9 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 
 /// The fields a filter can name on `doc`: its dates, `docType`, its metadata keys.
 pub fn field_names(index: &Index, doc: u32) -> Vec<String> {
-    let mut names: Vec<String> = ["createdAt", "updatedAt", "docType"].map(String::from).into();
+    let mut names: Vec<String> = ["createdAt", "updatedAt", "docType"]
+        .map(String::from)
+        .into();
     if let Some(Value::Object(m)) = index.metadata(doc) {
         names.extend(m.keys().cloned());
     }

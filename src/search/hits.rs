@@ -341,4 +341,3 @@ fn inverse_rel(rel: &str) -> String {
         None => format!("{rel} of"),
     }
 }
-

@@ -30,7 +30,15 @@ pub fn search(
     context: QueryContext<'_>,
     options: &SearchOptions,
 ) -> Result<Vec<SearchHit>> {
-    answered(answer::search(&Whole { index, statics: None }, query, context, options)?)
+    answered(answer::search(
+        &Whole {
+            index,
+            statics: None,
+        },
+        query,
+        context,
+        options,
+    )?)
 }
 
 /// The answer of a source that never waits (the single file); a cross-encoder's scores it asks
@@ -186,7 +194,10 @@ pub(crate) fn fuse_signals(
 }
 
 /// `includeSummary` on an index built without summaries is an error that says to rebuild.
-pub(crate) fn check_summaries(options: &SearchOptions, settings: &crate::index::IndexSettings) -> Result<()> {
+pub(crate) fn check_summaries(
+    options: &SearchOptions,
+    settings: &crate::index::IndexSettings,
+) -> Result<()> {
     if options.include_summary && !settings.summaries {
         return Err(Error::InvalidInput(
             "this index has no summaries; rebuild it with `cairn index --summaries` to use includeSummary".into(),
@@ -210,7 +221,10 @@ pub fn query_terms(index: &Index, query: &str) -> Result<Vec<String>> {
 }
 
 /// [`query_terms`] with the analyzer an index was built with.
-pub(crate) fn analyze_query(analyzer: &crate::analyze::Analyzer, query: &str) -> Result<Vec<String>> {
+pub(crate) fn analyze_query(
+    analyzer: &crate::analyze::Analyzer,
+    query: &str,
+) -> Result<Vec<String>> {
     let chars = query.chars().count();
     if chars > limits::QUERY_CHARS {
         return Err(Error::InvalidInput(format!(
@@ -267,7 +281,10 @@ pub(crate) fn validate(options: &SearchOptions) -> Result<()> {
         return bad("now must be a finite number of milliseconds since 1970".into());
     }
     if !(options.rrf_k.is_finite() && options.rrf_k >= 0.0) {
-        return bad(format!("rrfK must be a number >= 0, not {}", crate::error::number(options.rrf_k)));
+        return bad(format!(
+            "rrfK must be a number >= 0, not {}",
+            crate::error::number(options.rrf_k)
+        ));
     }
     if !(0.0..=1.0).contains(&options.semantic_weight) {
         return bad(format!(
@@ -336,11 +353,10 @@ pub(crate) fn boost_recency(
     }
     for c in candidates.iter_mut() {
         if let Some(age) = age(c.chunk) {
-            c.recency_factor =
-                1.0 + options.recency_weight * (-(age as f32) / options.recency_half_life_days).exp2();
+            c.recency_factor = 1.0
+                + options.recency_weight * (-(age as f32) / options.recency_half_life_days).exp2();
             c.score *= c.recency_factor;
         }
     }
     crate::order::top_k(candidates, usize::MAX, |c| c.score, |c| c.chunk);
 }
-

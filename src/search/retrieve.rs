@@ -65,7 +65,11 @@ pub(crate) fn retrieve<'s, S: Source + ?Sized>(
 ) -> Result<Step<Retrieval<'s>>> {
     super::validate(options)?;
     super::check_summaries(options, source.settings())?;
-    let filter = options.filter.as_ref().map(filter::Filter::parse).transpose()?;
+    let filter = options
+        .filter
+        .as_ref()
+        .map(filter::Filter::parse)
+        .transpose()?;
     let analyzer = Analyzer::new(source.settings().analyzer.clone());
     let mut query_terms = super::analyze_query(&analyzer, query)?;
     // The word being typed, whose completions are searched: even a lone stop word ("the") may
@@ -213,8 +217,13 @@ pub(crate) fn retrieve<'s, S: Source + ?Sized>(
     } else {
         Vec::new()
     };
-    let (mut candidates, score_kind) =
-        super::fuse_signals(&lexical_hits, &semantic, lexical_ran, vector.is_some(), options);
+    let (mut candidates, score_kind) = super::fuse_signals(
+        &lexical_hits,
+        &semantic,
+        lexical_ran,
+        vector.is_some(),
+        options,
+    );
     super::boost_recency(&mut candidates, options, &|chunk| {
         let at = source.date(source.doc_of(chunk))?;
         Some(super::days_since(at, context.now_ms))
@@ -296,8 +305,7 @@ pub(crate) fn rerank<S: Source + ?Sized>(
             top.len()
         )));
     }
-    reorder(&mut retrieved.candidates, &scores)
-        .map(|()| None)
+    reorder(&mut retrieved.candidates, &scores).map(|()| None)
 }
 
 /// Reorders the first `scores.len()` candidates by the cross-encoder's `scores` (ties keep
@@ -305,7 +313,9 @@ pub(crate) fn rerank<S: Source + ?Sized>(
 fn reorder(candidates: &mut [Candidate], scores: &[f32]) -> Result<()> {
     let top = scores.len().min(candidates.len());
     if scores.iter().any(|s| !s.is_finite()) {
-        return Err(Error::Model("the cross-encoder gave a score that is not a number".into()));
+        return Err(Error::Model(
+            "the cross-encoder gave a score that is not a number".into(),
+        ));
     }
     for (c, &s) in candidates.iter_mut().zip(scores) {
         c.score = s;

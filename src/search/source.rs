@@ -267,7 +267,13 @@ impl Source for Whole<'_> {
     fn want_dates(&self, _: &mut Need) {}
     fn date(&self, doc: u32) -> Option<i64> {
         let document = &self.index.documents[doc as usize];
-        Some(document.updated.as_ref().or(document.created.as_ref())?.unix_seconds)
+        Some(
+            document
+                .updated
+                .as_ref()
+                .or(document.created.as_ref())?
+                .unix_seconds,
+        )
     }
     fn want_text(&self, _: u32, _: &mut Need) {}
     fn links_from(&self, doc: u32) -> Vec<DocLink> {

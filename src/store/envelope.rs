@@ -88,7 +88,10 @@ pub(crate) fn inflate(payload: &[u8]) -> Result<Vec<u8>> {
     }
     match miniz_oxide::inflate::decompress_to_vec_with_limit(stream, len as usize) {
         Ok(out) if out.len() as u64 == len => Ok(out),
-        Ok(out) => damaged(format!("inflates to {} bytes, not the {len} it states", out.len())),
+        Ok(out) => damaged(format!(
+            "inflates to {} bytes, not the {len} it states",
+            out.len()
+        )),
         Err(e) => damaged(format!(
             "does not inflate to the {len} bytes it states ({e})"
         )),
@@ -117,7 +120,9 @@ pub fn gunzip(bytes: &[u8], limit: usize, what: &str) -> Result<Vec<u8>> {
     let (body, trailer) = bytes.split_at(bytes.len() - 8);
     let mut at = 10;
     if flags & FEXTRA != 0 {
-        let n = body.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
+        let n = body
+            .get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
         at += 2 + n.ok_or_else(|| damaged("its header is cut short".into()))?;
     }
     for flag in [FNAME, FCOMMENT] {
@@ -129,7 +134,9 @@ pub fn gunzip(bytes: &[u8], limit: usize, what: &str) -> Result<Vec<u8>> {
     if flags & FHCRC != 0 {
         at += 2;
     }
-    let stream = body.get(at..).ok_or_else(|| damaged("its header is cut short".into()))?;
+    let stream = body
+        .get(at..)
+        .ok_or_else(|| damaged("its header is cut short".into()))?;
     let crc = u32::from_le_bytes(trailer[..4].try_into().expect("4 bytes"));
     let size = u32::from_le_bytes(trailer[4..].try_into().expect("4 bytes")) as usize;
     if size > limit {
@@ -144,7 +151,9 @@ pub fn gunzip(bytes: &[u8], limit: usize, what: &str) -> Result<Vec<u8>> {
             out.len()
         ))),
         Ok(_) => Err(damaged("its checksum does not match".into())),
-        Err(e) => Err(damaged(format!("it does not inflate to the {size} bytes it states ({e})"))),
+        Err(e) => Err(damaged(format!(
+            "it does not inflate to the {size} bytes it states ({e})"
+        ))),
     }
 }
 
@@ -207,7 +216,11 @@ pub(crate) fn open<'a>(magic: &[u8; 8], bytes: &'a [u8], noun: &str) -> Result<&
         )));
     }
     if bytes.len() < HEADER_LEN + TRAILER_LEN {
-        return Err(truncated(noun, bytes.len(), (HEADER_LEN + TRAILER_LEN) as u64));
+        return Err(truncated(
+            noun,
+            bytes.len(),
+            (HEADER_LEN + TRAILER_LEN) as u64,
+        ));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     if version != self::version(magic) {

@@ -18,7 +18,10 @@ pub fn record_length(dimension: usize) -> usize {
 #[cfg(not(target_arch = "wasm32"))]
 pub fn pack_name(bytes: &[u8], kind: &str) -> String {
     use sha2::{Digest, Sha256};
-    let hex: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     format!("{}.{kind}", &hex[..20])
 }
 
@@ -77,5 +80,9 @@ pub(crate) fn int8_scale(largest: f32) -> f32 {
     }
     const LOW: u32 = (1 << 7) - 1;
     let bits = (largest / 127.0).to_bits();
-    f32::from_bits(if bits & LOW == 0 { bits } else { (bits | LOW) + 1 })
+    f32::from_bits(if bits & LOW == 0 {
+        bits
+    } else {
+        (bits | LOW) + 1
+    })
 }

@@ -67,7 +67,11 @@ impl StaticRows {
             || self.present.len() != term_count.div_ceil(8)
             || self.per_pack == 0
             || self.packs.len() != rows.div_ceil(self.per_pack as usize)
-            || (term_count % 8 != 0 && self.present.last().is_some_and(|b| b >> (term_count % 8) != 0))
+            || (term_count % 8 != 0
+                && self
+                    .present
+                    .last()
+                    .is_some_and(|b| b >> (term_count % 8) != 0))
         {
             return Err("the static rows' directory does not match its terms".into());
         }

@@ -25,7 +25,10 @@
 //! stack and allocator are left as the trap found them, so after one it is best reloaded.)
 
 // A module with one of the two index classes leaves some helpers unused.
-#![cfg_attr(not(all(feature = "single", feature = "fragments")), allow(dead_code, unused_imports))]
+#![cfg_attr(
+    not(all(feature = "single", feature = "fragments")),
+    allow(dead_code, unused_imports)
+)]
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -40,9 +43,7 @@ use wasm_bindgen_futures::JsFuture;
 
 #[cfg(feature = "model")]
 use crate::embed::ModelFiles;
-use crate::fragment::load::Fragmented;
-use crate::hit::{ContextOptions, DocumentSearchOptions, Options, SearchOptions};
-use crate::search::QueryContext;
+use crate::hit::{Options, SearchOptions};
 use crate::Searcher;
 
 /// The largest index or model file this module fetches or accepts as bytes: 1 GiB.
@@ -53,6 +54,15 @@ const PRESIZE: usize = 64 << 20;
 const MAX_DEPTH: u32 = 16;
 /// The most numbers a query vector may have (the model's vectors have 384).
 const MAX_DIMENSION: u32 = 1 << 16;
+
+#[cfg(feature = "fragments")]
+mod fragments;
+#[cfg(feature = "model")]
+mod model;
+#[cfg(feature = "fragments")]
+pub use fragments::FragmentedIndex;
+#[cfg(feature = "model")]
+pub use model::{CrossEncoder, QueryEncoder};
 
 #[wasm_bindgen]
 extern "C" {
@@ -130,7 +140,10 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_param_type = "Float32Array | number[]")] vector: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let (query, vector) = (string(&query, "the query")?, float_array(&vector, "the vector")?);
+        let (query, vector) = (
+            string(&query, "the query")?,
+            float_array(&vector, "the vector")?,
+        );
         let options: SearchOptions = parse_options(options)?;
         to_js(
             &self
@@ -225,7 +238,11 @@ impl SearchIndex {
     #[wasm_bindgen(getter, js_name = modelWeightsFile)]
     pub fn model_weights_file(&self) -> Option<String> {
         let searcher = self.searcher();
-        searcher.index().vectors.as_ref().map(|v| v.model.web_weights_file.clone())
+        searcher
+            .index()
+            .vectors
+            .as_ref()
+            .map(|v| v.model.web_weights_file.clone())
     }
 
     /// Adds static row `row` from the bytes fetched for it, checking them.
@@ -259,7 +276,12 @@ impl SearchIndex {
     ) -> Promise {
         let (slot, base_url) = (self.searcher.clone(), string(&base_url, "the model URL"));
         future_to_promise(async move {
-            let identity = slot.borrow().index().vectors.as_ref().map(|v| v.model.clone());
+            let identity = slot
+                .borrow()
+                .index()
+                .vectors
+                .as_ref()
+                .map(|v| v.model.clone());
             let files = fetch_model(&base_url?, identity.as_ref(), on_progress.as_ref()).await?;
             update(&slot, |s| s.load_model(files))?;
             Ok(JsValue::UNDEFINED)
@@ -330,7 +352,12 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
         let (query, options) = query_and_options(&query, options)?;
-        to_js(&self.searcher().model_rows_needed(&query, &options).map_err(js_error)?)
+        to_js(
+            &self
+                .searcher()
+                .model_rows_needed(&query, &options)
+                .map_err(js_error)?,
+        )
     }
 
     /// Adds one of the 8-bit model's word rows from the bytes fetched for it, checking them.
@@ -360,381 +387,6 @@ impl SearchIndex {
 /// search still needs. `js/fragments.js` drives it: search, fetch what it names (range requests
 /// into the packs, each slot as fetched: its gzip is inflated here), `addFragment` each (or, for a
 /// `{ rerank }` step, score the texts and `addRerankScores`), search again.
-#[cfg(feature = "fragments")]
-#[wasm_bindgen]
-pub struct FragmentedIndex {
-    index: RefCell<Fragmented>,
-}
-
-#[cfg(feature = "fragments")]
-#[wasm_bindgen]
-impl FragmentedIndex {
-    /// Opens a fragmented index from its meta file's bytes as fetched (gzip, inflated here to at
-    /// most 64 times its size and a megabyte).
-    #[wasm_bindgen(js_name = fromMeta)]
-    pub fn from_meta(
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
-    ) -> Result<FragmentedIndex, JsError> {
-        let bytes = byte_array(&bytes, "the meta file")?;
-        Ok(FragmentedIndex {
-            index: RefCell::new(Fragmented::open(&bytes).map_err(js_error)?),
-        })
-    }
-
-    /// Searches with the fragments added so far: `{ hits }`; or `{ need }`, the fragments to
-    /// fetch and add, or `{ rerank }`, the texts to score, before searching again.
-    /// `vector`: the model's embedding of the query, when the page's model made one (hits then
-    /// say `encoder: "model"`, as the single file's do).
-    #[wasm_bindgen(unchecked_return_type = "FragmentStep")]
-    pub fn search(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
-        #[wasm_bindgen(unchecked_optional_param_type = "Float32Array | number[]")] vector: Option<
-            JsValue,
-        >,
-    ) -> Result<JsValue, JsError> {
-        let (query, options) = query_and_options(&query, options)?;
-        let vector = optional_vector(vector)?;
-        self.step(&query, fragment_context(vector.as_deref(), false, &options), &options)
-    }
-
-    /// [`search`](Self::search) with a query embedding computed elsewhere (L2-normalized, by
-    /// the index's model).
-    #[wasm_bindgen(js_name = searchWithVector, unchecked_return_type = "FragmentStep")]
-    pub fn search_with_vector(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Float32Array | number[]")] vector: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
-    ) -> Result<JsValue, JsError> {
-        let (query, vector) = (string(&query, "the query")?, float_array(&vector, "the vector")?);
-        let options = parse_options(options)?;
-        self.step(&query, fragment_context(Some(&vector), true, &options), &options)
-    }
-
-    /// Document search as `SearchIndex.searchDocuments` answers it: `{ documents }`, or
-    /// `{ need }` or `{ rerank }` as `search` gives them. `vector`: the query's embedding, if the page has one.
-    #[wasm_bindgen(js_name = searchDocuments, unchecked_return_type = "FragmentStep")]
-    pub fn search_documents(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "DocumentSearchOptions")] options: Option<
-            JsValue,
-        >,
-        #[wasm_bindgen(unchecked_optional_param_type = "Float32Array | number[]")] vector: Option<
-            JsValue,
-        >,
-    ) -> Result<JsValue, JsError> {
-        let query = string(&query, "the query")?;
-        let options: DocumentSearchOptions = parse_options(options)?;
-        let vector = optional_vector(vector)?;
-        let index = self.borrow()?;
-        let context = fragment_context(vector.as_deref(), false, &options.search);
-        let step = index
-            .search_documents(&query, context, &options, crate::search::now_ms)
-            .map_err(js_error)?;
-        to_js(&index.step(step.map(|documents| crate::fragment::FragmentStep {
-            documents: Some(documents),
-            ..Default::default()
-        })))
-    }
-
-    /// A prompt's context as `SearchIndex.buildContext` builds it: `{ context }`, or `{ need }`
-    /// or `{ rerank }` as `search` gives them. `vector`: the query's embedding, if the page has one.
-    #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "FragmentStep")]
-    pub fn build_context(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "ContextOptions")] options: Option<JsValue>,
-        #[wasm_bindgen(unchecked_optional_param_type = "Float32Array | number[]")] vector: Option<
-            JsValue,
-        >,
-    ) -> Result<JsValue, JsError> {
-        let query = string(&query, "the query")?;
-        let options: ContextOptions = parse_options(options)?;
-        let vector = optional_vector(vector)?;
-        let index = self.borrow()?;
-        let step = index
-            .build_context(&query, fragment_context(vector.as_deref(), false, &options.search), &options)
-            .map_err(js_error)?;
-        to_js(&index.step(step.map(|context| crate::fragment::FragmentStep {
-            context: Some(context),
-            ..Default::default()
-        })))
-    }
-
-    /// Adds fragment `fragment` from its slot's bytes as fetched (the `need` entry's range; its
-    /// gzip is inflated here, to at most the size the meta states). A fragment that is damaged,
-    /// or is not the one asked for, is an error and is not added; the index keeps answering.
-    #[wasm_bindgen(js_name = addFragment)]
-    pub fn add_fragment(
-        &self,
-        fragment: u32,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
-    ) -> Result<(), JsError> {
-        let bytes = byte_array(&bytes, "the fragment")?;
-        self.borrow_mut()?.add_slot(fragment, &bytes).map_err(js_error)
-    }
-
-    /// Adds vector record `record` of records fragment `fragment` (a `need` entry with a
-    /// `record`) from its bytes, as fetched. A damaged record is an error and is not added.
-    #[wasm_bindgen(js_name = addRecord)]
-    pub fn add_record(
-        &self,
-        fragment: u32,
-        record: u32,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
-    ) -> Result<(), JsError> {
-        let bytes = byte_array(&bytes, "the vector record")?;
-        self.borrow_mut()?
-            .add_record(fragment, record, &bytes)
-            .map_err(js_error)
-    }
-
-    /// Adds static row `row` (a `need` entry with a `row`) from its bytes, as fetched. A
-    /// damaged row is an error and is not added.
-    #[wasm_bindgen(js_name = addStaticRow)]
-    pub fn add_static_row(
-        &self,
-        row: u32,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
-    ) -> Result<(), JsError> {
-        let bytes = byte_array(&bytes, "the static row")?;
-        self.borrow_mut()?
-            .add_static_row(row, &bytes)
-            .map_err(js_error)
-    }
-
-    /// Adds the cross-encoder's scores of the texts a `{ rerank }` step asked for: its `model`,
-    /// `query` and `chunks`, and a score a text, in order. Scores that do not match are an
-    /// error and are not added.
-    #[wasm_bindgen(js_name = addRerankScores)]
-    pub fn add_rerank_scores(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] model: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Uint32Array | number[]")] chunks: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Float32Array | number[]")] scores: JsValue,
-    ) -> Result<(), JsError> {
-        let (model, query) = (string(&model, "the model")?, string(&query, "the query")?);
-        let chunks = u32_array(&chunks, "the chunks")?;
-        let scores = float_array(&scores, "the scores")?;
-        self.borrow_mut()?
-            .add_rerank_scores(&model, &query, &chunks, &scores)
-            .map_err(js_error)
-    }
-
-    /// The index's content hash: what a cache of its fragments is keyed by.
-    #[wasm_bindgen(getter)]
-    pub fn hash(&self) -> Result<String, JsError> {
-        Ok(self.borrow()?.meta().hash.clone())
-    }
-
-    #[wasm_bindgen(getter, js_name = documentCount)]
-    pub fn document_count(&self) -> Result<usize, JsError> {
-        Ok(self.borrow()?.document_count())
-    }
-
-    #[wasm_bindgen(getter, js_name = chunkCount)]
-    pub fn chunk_count(&self) -> Result<usize, JsError> {
-        Ok(self.borrow()?.chunk_count())
-    }
-
-    #[wasm_bindgen(getter, js_name = hasVectors)]
-    pub fn has_vectors(&self) -> Result<bool, JsError> {
-        Ok(self.borrow()?.has_vectors())
-    }
-
-    /// How many fragments are loaded.
-    #[wasm_bindgen(getter)]
-    pub fn loaded(&self) -> Result<usize, JsError> {
-        Ok(self.borrow()?.loaded())
-    }
-
-    /// The model the index was embedded with, as JSON (for `QueryEncoder.fromBytes`), or
-    /// undefined for a lexical index.
-    #[wasm_bindgen(getter, js_name = modelIdentity)]
-    pub fn model_identity(&self) -> Result<Option<String>, JsError> {
-        let index = self.borrow()?;
-        index
-            .meta()
-            .vectors
-            .as_ref()
-            .map(|v| serde_json::to_string(&v.model).map_err(js_error))
-            .transpose()
-    }
-}
-
-/// A cross-encoder on its own, scoring the texts a fragmented index's `{ rerank }` step asks
-/// for (the full module only): its scores go to `FragmentedIndex.addRerankScores`.
-#[cfg(feature = "model")]
-#[wasm_bindgen]
-pub struct CrossEncoder {
-    reranker: crate::rerank::Reranker,
-}
-
-#[cfg(feature = "model")]
-#[wasm_bindgen]
-impl CrossEncoder {
-    /// Loads a cross-encoder from its files' bytes (see `SearchIndex.loadReranker`).
-    #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] weights: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] tokenizer: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] config: JsValue,
-    ) -> Result<CrossEncoder, JsError> {
-        let files = model_files(&weights, &tokenizer, &config)?;
-        Ok(CrossEncoder {
-            reranker: crate::rerank::Reranker::load(files).map_err(js_error)?,
-        })
-    }
-
-    /// Each text's relevance to `query`, in [0, 1].
-    #[wasm_bindgen(unchecked_return_type = "Float32Array")]
-    pub fn relevance(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string[]")] texts: JsValue,
-    ) -> Result<JsValue, JsError> {
-        use crate::search::CrossEncoder as _;
-        let query = string(&query, "the query")?;
-        if !is_array(&texts) {
-            return Err(js_error(format!("the texts must be an array of strings, not {}", type_of(&texts))));
-        }
-        let texts: Vec<String> = texts
-            .unchecked_ref::<Array>()
-            .iter()
-            .map(|t| string(&t, "each text"))
-            .collect::<Result<_, _>>()?;
-        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let scores = self.reranker.relevance(&query, &texts).map_err(js_error)?;
-        Ok(Float32Array::from(scores.as_slice()).into())
-    }
-}
-
-/// The sentence model on its own, embedding queries for a fragmented index (the full module
-/// only): its vector goes to `FragmentedIndex.searchWithVector`.
-#[cfg(feature = "model")]
-#[wasm_bindgen]
-pub struct QueryEncoder {
-    embedder: crate::embed::Embedder,
-}
-
-#[cfg(feature = "model")]
-#[wasm_bindgen]
-impl QueryEncoder {
-    /// Loads the model from its files' bytes, after checking it is the one `identity` (the
-    /// index's `modelIdentity`) names.
-    #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(
-        #[wasm_bindgen(unchecked_param_type = "string")] identity: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] weights: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] tokenizer: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] config: JsValue,
-    ) -> Result<QueryEncoder, JsError> {
-        let identity: crate::index::vector::ModelIdentity =
-            serde_json::from_str(&string(&identity, "the model identity")?)
-                .map_err(|e| js_error(format!("the model identity is not valid ({e}); pass the index's modelIdentity")))?;
-        let files = model_files(&weights, &tokenizer, &config)?;
-        Ok(QueryEncoder {
-            embedder: crate::searcher::load_checked_model(&identity, files).map_err(js_error)?,
-        })
-    }
-
-    /// The 8-bit model's word rows `text` needs that are not loaded yet (see
-    /// `SearchIndex.modelRows`).
-    #[wasm_bindgen(unchecked_return_type = "RowRequest[]")]
-    pub fn rows(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
-    ) -> Result<JsValue, JsError> {
-        to_js(&self.embedder.missing_rows(&string(&text, "the text")?).map_err(js_error)?)
-    }
-
-    /// Adds one of the 8-bit model's word rows from the bytes fetched for it, checking them.
-    #[wasm_bindgen(js_name = addRow)]
-    pub fn add_row(
-        &self,
-        row: u32,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
-    ) -> Result<(), JsError> {
-        let bytes = byte_array(&bytes, "the row")?;
-        self.embedder.add_row(row, &bytes).map_err(js_error)
-    }
-
-    /// Embeds a text (L2-normalized); an 8-bit model needs the text's `rows` added first.
-    pub fn embed(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
-    ) -> Result<Vec<f32>, JsError> {
-        self.embedder
-            .embed(&string(&text, "the text")?)
-            .map_err(js_error)
-    }
-}
-
-#[cfg(feature = "fragments")]
-impl FragmentedIndex {
-    fn borrow(&self) -> Result<std::cell::Ref<'_, Fragmented>, JsError> {
-        self.index
-            .try_borrow()
-            .map_err(|_| js_error("the index is busy"))
-    }
-
-    fn borrow_mut(&self) -> Result<std::cell::RefMut<'_, Fragmented>, JsError> {
-        self.index
-            .try_borrow_mut()
-            .map_err(|_| js_error("the index is busy"))
-    }
-
-    fn step(
-        &self,
-        query: &str,
-        context: QueryContext<'_>,
-        options: &SearchOptions,
-    ) -> Result<JsValue, JsError> {
-        let index = self.borrow()?;
-        let step = index.search(query, context, options).map_err(js_error)?;
-        to_js(&index.step(step.map(|hits| crate::fragment::FragmentStep {
-            hits: Some(hits),
-            ..Default::default()
-        })))
-    }
-}
-
-/// A query vector that may be left out (undefined or null).
-#[cfg(feature = "fragments")]
-fn optional_vector(vector: Option<JsValue>) -> Result<Option<Vec<f32>>, JsError> {
-    vector
-        .filter(|v| !v.is_undefined() && !v.is_null())
-        .map(|v| float_array(&v, "the vector"))
-        .transpose()
-}
-
-/// What a fragmented index's search reads besides its options: the query's vector, made by
-/// the page's model or (`from_caller`) given by the caller as `searchWithVector`'s.
-#[cfg(feature = "fragments")]
-fn fragment_context<'a>(
-    vector: Option<&'a [f32]>,
-    from_caller: bool,
-    options: &SearchOptions,
-) -> QueryContext<'a> {
-    QueryContext {
-        vector,
-        vector_from_caller: from_caller,
-        encoder: if from_caller {
-            crate::hit::Encoder::Given
-        } else {
-            crate::hit::Encoder::Model
-        },
-        #[cfg(feature = "model")]
-        embedder: None,
-        now_ms: options.now.unwrap_or_else(crate::search::now_ms),
-        reranker: None,
-        expanded: None,
-    }
-}
 
 #[cfg(feature = "single")]
 impl SearchIndex {
@@ -765,7 +417,11 @@ fn update(
 
 /// A model's three files from the bytes a caller passed.
 #[cfg(feature = "model")]
-fn model_files(weights: &JsValue, tokenizer: &JsValue, config: &JsValue) -> Result<ModelFiles, JsError> {
+fn model_files(
+    weights: &JsValue,
+    tokenizer: &JsValue,
+    config: &JsValue,
+) -> Result<ModelFiles, JsError> {
     Ok(ModelFiles {
         weights: byte_array(weights, "the weights")?,
         tokenizer: byte_array(tokenizer, "the tokenizer")?,
@@ -796,7 +452,9 @@ async fn fetch_model(
         && crate::embed::is_quantized(&weights)
     {
         for pack in crate::embed::word_packs(&weights).map_err(js_error)? {
-            word_packs.push(fetch_bytes(&url(&format!("{}/{pack}", crate::fragment::PACK_DIR)), None).await?);
+            word_packs.push(
+                fetch_bytes(&url(&format!("{}/{pack}", crate::fragment::PACK_DIR)), None).await?,
+            );
         }
     }
     Ok(ModelFiles {
@@ -820,7 +478,10 @@ fn type_of(value: &JsValue) -> String {
 }
 
 /// A search's query and `SearchOptions`, checked.
-fn query_and_options(query: &JsValue, options: Option<JsValue>) -> Result<(String, SearchOptions), JsError> {
+fn query_and_options(
+    query: &JsValue,
+    options: Option<JsValue>,
+) -> Result<(String, SearchOptions), JsError> {
     Ok((string(query, "the query")?, parse_options(options)?))
 }
 
@@ -850,7 +511,10 @@ fn byte_array(value: &JsValue, what: &str) -> Result<Vec<u8>, JsError> {
 /// A query vector from a `Float32Array` or an array of numbers, every one finite as an f32.
 fn float_array(value: &JsValue, what: &str) -> Result<Vec<f32>, JsError> {
     let wrong = || {
-        js_error(format!("{what} must be a Float32Array or an array of at most {MAX_DIMENSION} numbers, not {}", type_of(value)))
+        js_error(format!(
+            "{what} must be a Float32Array or an array of at most {MAX_DIMENSION} numbers, not {}",
+            type_of(value)
+        ))
     };
     let array = value.unchecked_ref::<Array>();
     let vector: Vec<f32> =
@@ -876,7 +540,12 @@ fn float_array(value: &JsValue, what: &str) -> Result<Vec<f32>, JsError> {
 
 /// A Uint32Array, or an array of whole numbers from 0 to 2³² − 1.
 fn u32_array(value: &JsValue, what: &str) -> Result<Vec<u32>, JsError> {
-    let wrong = || js_error(format!("{what} must be a Uint32Array or an array of whole numbers, not {}", type_of(value)));
+    let wrong = || {
+        js_error(format!(
+            "{what} must be a Uint32Array or an array of whole numbers, not {}",
+            type_of(value)
+        ))
+    };
     if let Some(array) = typed::<js_sys::Uint32Array>(value) {
         return Ok(array.to_vec());
     }
@@ -966,7 +635,8 @@ fn check_plain(value: &JsValue, path: &str, depth: u32) -> Result<(), String> {
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     let json = serde_json::to_string(value)
         .map_err(|e| js_error(format!("cannot convert the result: {e}")))?;
-    js_sys::JSON::parse(&json).map_err(|e| js_error(format!("cannot convert the result: {}", describe(&e))))
+    js_sys::JSON::parse(&json)
+        .map_err(|e| js_error(format!("cannot convert the result: {}", describe(&e))))
 }
 
 /// Fetches a URL's body with the global `fetch` (window, worker or Node), reporting progress.

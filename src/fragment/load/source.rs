@@ -1,0 +1,513 @@
+//! What the engine reads of the fragments held: `Source` for `Fragmented` (term and word shards as
+//! a lexical index, the vector side's probes, binary-code scan and re-scoring, fields, dates, and
+//! the chunks shown as a small `Index`).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::super::{default_probes, CodeQuery, LinkedDocument};
+use crate::error::{Error, Result};
+use crate::hit::SearchOptions;
+use crate::index::lexical::{least_length, LexicalIndex, Postings};
+use crate::index::vector::{dot, dot_i8, ScoredChunk};
+use crate::index::{Chunk, DocLink, Document, Index, IndexSettings};
+use crate::order;
+use crate::search::source::{Held, Need, Source, View};
+use crate::search::{self};
+use crate::store::rows::StaticTable;
+
+use super::Fragmented;
+
+/// How many of the binary scan's best candidates a query re-scores with their int8 records by
+/// default, for each hit it asks for (`limit`), at most the pool: 50 at 10 hits, which find as much of the exact
+/// top 10 as 100 did on real embeddings, for 20 kB less (`docs/benchmarks.md`). The rest of the
+/// pool keeps its code estimates.
+const RESCORE_PER_HIT: usize = 5;
+
+impl Fragmented {
+    /// The lexical index of the query's terms and of the words of `word_shards`, with the
+    /// postings of every term whose shard is loaded.
+    pub(super) fn lexical(
+        &self,
+        query_terms: &[String],
+        word_shards: &BTreeSet<u32>,
+    ) -> LexicalIndex {
+        let mut words: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut frequencies: HashMap<&str, u32> = HashMap::new();
+        for shard in word_shards.iter().filter_map(|s| self.words.get(s)) {
+            for ((w, t), &f) in shard.words.iter().zip(&shard.terms).zip(&shard.frequencies) {
+                words.insert(w, t);
+                frequencies.insert(t, f);
+            }
+        }
+        let mut names = order::set(words.values().copied());
+        names.extend(
+            query_terms
+                .iter()
+                .map(String::as_str)
+                .filter(|t| self.has_term(t)),
+        );
+        let mut chunk_lengths = vec![0u32; self.documents.of_chunk.len()];
+        let terms: Vec<(String, f32, f32, Postings, u32)> = names
+            .iter()
+            .map(|&term| {
+                let loaded = self
+                    .meta
+                    .term_shard(term)
+                    .and_then(|s| self.terms.get(&s))
+                    .and_then(|shard| {
+                        Some((
+                            shard,
+                            shard
+                                .terms
+                                .binary_search_by(|t| t.as_str().cmp(term))
+                                .ok()?,
+                        ))
+                    });
+                let Some((shard, i)) = loaded else {
+                    let f = frequencies.get(term).copied().unwrap_or(0);
+                    return (term.to_string(), 0.0, 0.0, Postings::default(), f);
+                };
+                let p = &shard.postings[i];
+                let postings = Postings {
+                    chunk_gaps: p.chunk_gaps.clone(),
+                    freqs: p.freqs.clone(),
+                };
+                for (chunk, &byte) in postings.chunks().zip(&p.length_bytes) {
+                    chunk_lengths[chunk as usize] = least_length(byte);
+                }
+                let f = p.freqs.len() as u32;
+                (
+                    term.to_string(),
+                    shard.idf[i],
+                    shard.document_idf[i],
+                    postings,
+                    f,
+                )
+            })
+            .collect();
+        let position: HashMap<&str, u32> = names
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, i as u32))
+            .collect();
+        let words = words
+            .into_iter()
+            .map(|(w, t)| (w.to_string(), position[t]))
+            .collect();
+        LexicalIndex::partial(
+            self.meta.settings.bm25,
+            terms,
+            words,
+            chunk_lengths,
+            self.meta.average_chunk_length,
+            Arc::clone(&self.documents),
+        )
+    }
+
+    /// The fragments of the partitions whose centroids are nearest `query`.
+    fn probes(
+        &self,
+        query: &[f32],
+        codes: &CodeQuery,
+        options: &SearchOptions,
+    ) -> Result<Vec<u32>> {
+        let (k, dim) = self.vector_shape();
+        if query.len() != dim {
+            return Err(Error::Model(format!(
+                "the query embedding has {} dimensions, the index's model has {dim}",
+                query.len()
+            )));
+        }
+        let Some(centroids) = self.centroids.as_ref() else {
+            return Ok(vec![self.meta.centroids_fragment()]);
+        };
+        let base = dot(query, &centroids.mean);
+        let mut scored: Vec<ScoredChunk> = centroids
+            .codes
+            .chunks_exact(dim.div_ceil(8))
+            .enumerate()
+            .map(|(j, code)| ScoredChunk {
+                chunk: j as u32,
+                score: codes.estimate(base, centroids.lengths.get(j), code),
+            })
+            .collect();
+        crate::order::top_k(&mut scored, k, |s| s.score, |s| s.chunk);
+        let probes = match options.probes {
+            Some(probes) => probes.clamp(1, k as u32) as usize,
+            // The meta's scan budget, and at least twice the pool: a search that asks for more
+            // candidates than the budget holds scans partitions that can hold them.
+            None => {
+                let budget = self.meta.vectors.as_ref().map_or(1, |v| v.scan_codes);
+                let twice =
+                    u32::try_from(search::pool(options).saturating_mul(2)).unwrap_or(u32::MAX);
+                default_probes(
+                    scored.iter().map(|s| centroids.sizes[s.chunk as usize]),
+                    budget.max(twice),
+                )
+            }
+        };
+        scored.truncate(probes);
+        Ok(scored
+            .into_iter()
+            .map(|s| self.meta.partition_fragment(s.chunk))
+            .collect())
+    }
+
+    /// The candidates of the probed partitions whose binary codes score best against `query`,
+    /// best first: the pool (or `rescore`, if more), each as (estimate, chunk, records fragment,
+    /// record); and how many of the first are re-scored with their int8 records (`rescore`).
+    fn scan(
+        &self,
+        query: &[f32],
+        codes: &CodeQuery,
+        probes: &[u32],
+        mask: Option<&[bool]>,
+        options: &SearchOptions,
+    ) -> (Vec<(f32, u32, u32, u32)>, usize) {
+        let bytes = query.len().div_ceil(8);
+        let mut scored: Vec<(f32, u32, u32, u32)> = Vec::new();
+        for &fragment in probes {
+            let p = &self.partitions[&fragment];
+            let records = fragment + self.vector_shape().0 as u32;
+            let base = dot_i8(query, &p.centroid) * p.centroid_scale;
+            let mut chunk = 0u32;
+            for (i, (gap, code)) in p
+                .chunk_gaps
+                .iter()
+                .zip(p.codes.chunks_exact(bytes))
+                .enumerate()
+            {
+                chunk += gap;
+                if mask.is_none_or(|m| m[chunk as usize]) {
+                    scored.push((
+                        codes.estimate(base, p.lengths.get(i), code),
+                        chunk,
+                        records,
+                        i as u32,
+                    ));
+                }
+            }
+        }
+        let pool = search::pool(options);
+        let rescore = options
+            .rescore
+            .map_or(
+                RESCORE_PER_HIT
+                    .saturating_mul(options.limit as usize)
+                    .min(pool),
+                |r| r as usize,
+            )
+            .max(1);
+        order::top_by(&mut scored, rescore.max(pool), |a, b| {
+            b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+        });
+        let rescore = rescore.min(scored.len());
+        (scored, rescore)
+    }
+
+    /// An index of the `chunks` (loaded) and their documents, with those documents' links and
+    /// the documents at the links' other ends; where each chunk is in it; and the document
+    /// number of each of its documents.
+    fn build_view(
+        &self,
+        chunks: &BTreeSet<u32>,
+        lexical: LexicalIndex,
+    ) -> (Index, HashMap<u32, u32>, Vec<u32>) {
+        // Every document the fragments read here describe, in full or as a link's other end.
+        let mut known: BTreeMap<u32, Document> = BTreeMap::new();
+        let mut links: Vec<DocLink> = Vec::new();
+        let mut hit_docs = BTreeSet::new();
+        let mut found: Vec<&Chunk> = Vec::with_capacity(chunks.len());
+        for &c in chunks {
+            let text = &self.text[&self.text_fragment(c)];
+            let chunk = &text.chunks[(c - text.first_chunk) as usize];
+            found.push(chunk);
+            if hit_docs.insert(chunk.doc) {
+                links.extend(
+                    text.links
+                        .iter()
+                        .filter(|l| l.from == chunk.doc || l.to == chunk.doc)
+                        .cloned(),
+                );
+            }
+            for (d, document) in &text.documents {
+                known.insert(*d, document.clone());
+            }
+            for (d, l) in &text.linked {
+                known.entry(*d).or_insert_with(|| stub(l));
+            }
+        }
+        order::sort_by(&mut links, |a, b| (a.from, a.to).cmp(&(b.from, b.to)));
+        links.dedup();
+        let mut wanted: BTreeSet<u32> = hit_docs;
+        wanted.extend(links.iter().flat_map(|l| [l.from, l.to]));
+        let position: HashMap<u32, u32> = wanted
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| (d, i as u32))
+            .collect();
+        let documents = wanted
+            .iter()
+            .map(|d| {
+                known.remove(d).unwrap_or_else(|| {
+                    stub(&LinkedDocument {
+                        id: String::new(),
+                        doc_type: crate::hit::DocType::Text,
+                        title: String::new(),
+                    })
+                })
+            })
+            .collect();
+        let mut view_chunks = Vec::with_capacity(found.len());
+        let mut chunk_in_view = HashMap::with_capacity(found.len());
+        for (&c, chunk) in chunks.iter().zip(found) {
+            chunk_in_view.insert(c, view_chunks.len() as u32);
+            let mut chunk = chunk.clone();
+            chunk.doc = position[&chunk.doc];
+            view_chunks.push(chunk);
+        }
+        for l in &mut links {
+            l.from = position[&l.from];
+            l.to = position[&l.to];
+        }
+        order::sort_by(&mut links, |a, b| (a.from, a.to).cmp(&(b.from, b.to)));
+        let index = Index::new(
+            self.meta.settings.clone(),
+            documents,
+            view_chunks,
+            links,
+            lexical,
+            None,
+        );
+        (index, chunk_in_view, wanted.into_iter().collect())
+    }
+}
+
+impl Source for Fragmented {
+    fn settings(&self) -> &IndexSettings {
+        &self.meta.settings
+    }
+    fn chunk_count(&self) -> usize {
+        self.documents.of_chunk.len()
+    }
+    fn document_count(&self) -> usize {
+        self.meta.document_chunks.len()
+    }
+    fn doc_of(&self, chunk: u32) -> u32 {
+        self.documents.of_chunk[chunk as usize]
+    }
+    fn chunks_of(&self, doc: u32) -> Range<u32> {
+        let first = self.first_chunk[doc as usize];
+        first..first + self.meta.document_chunks[doc as usize]
+    }
+    fn has_vectors(&self) -> bool {
+        self.meta.vectors.is_some()
+    }
+    fn statics(&self) -> Option<&StaticTable> {
+        self.statics.as_ref()
+    }
+    fn fetches(&self) -> bool {
+        true
+    }
+    fn want_terms<'t>(&self, terms: &mut dyn Iterator<Item = &'t str>, need: &mut Need) {
+        need.fragments.extend(
+            terms
+                .filter_map(|t| self.meta.term_shard(t))
+                .filter(|s| !self.terms.contains_key(s)),
+        );
+    }
+    fn want_words(&self, prefix: &str, need: &mut Need) {
+        need.fragments.extend(
+            self.meta
+                .word_shards(prefix)
+                .filter(|s| !self.words.contains_key(s)),
+        );
+    }
+    /// Whether the index has `term` (its term shard loaded).
+    fn has_term(&self, term: &str) -> bool {
+        self.meta
+            .term_shard(term)
+            .and_then(|s| self.terms.get(&s))
+            .is_some_and(|shard| {
+                shard
+                    .terms
+                    .binary_search_by(|t| t.as_str().cmp(term))
+                    .is_ok()
+            })
+    }
+
+    /// By the term's number among all the index's terms, from its loaded term shard.
+    fn term_weight(&self, term: &str) -> Option<(u32, f32)> {
+        let s = self.meta.term_shard(term)?;
+        let shard = self.terms.get(&s)?;
+        let i = shard
+            .terms
+            .binary_search_by(|t| t.as_str().cmp(term))
+            .ok()?;
+        Some((
+            self.meta.term_ids[s as usize].checked_add(i as u32)?,
+            shard.idf[i],
+        ))
+    }
+    fn lexicon(&self, terms: &[String], prefixes: &[String]) -> Held<'_, LexicalIndex> {
+        let shards = order::set(prefixes.iter().flat_map(|p| self.meta.word_shards(p)));
+        Held::Owned(Box::new(self.lexical(terms, &shards)))
+    }
+    fn want_vectors(&self, need: &mut Need) {
+        if self.centroids.is_none() {
+            need.fragments.insert(self.meta.centroids_fragment());
+        }
+    }
+    /// The partitions whose centroids are nearest the query, their binary codes scanned, and the
+    /// best `rescore` re-scored with their int8 records: the single file's own bytes and
+    /// scores. The rest of the pool keeps the scan's estimates, none above the least re-scored
+    /// score, so a semantic search's hits are re-scored ones (`rescore` is at least `limit`
+    /// by default).
+    fn nearest(
+        &self,
+        query: &[f32],
+        mask: Option<&[bool]>,
+        options: &SearchOptions,
+        need: &mut Need,
+    ) -> Result<Vec<ScoredChunk>> {
+        let codes = CodeQuery::new(query);
+        let probes = self.probes(query, &codes, options)?;
+        let before = need.fragments.len();
+        need.fragments
+            .extend(probes.iter().filter(|p| !self.partitions.contains_key(p)));
+        if need.fragments.len() > before {
+            return Ok(Vec::new());
+        }
+        let (candidates, rescore) = self.scan(query, &codes, &probes, mask, options);
+        let (exact, estimated) = candidates.split_at(rescore);
+        let records: Vec<(u32, u32)> = exact
+            .iter()
+            .map(|&(_, _, fragment, record)| (fragment, record))
+            .filter(|key| !self.records.contains_key(key))
+            .collect();
+        if !records.is_empty() {
+            need.records.extend(records);
+            return Ok(Vec::new());
+        }
+        let mut hits: Vec<ScoredChunk> = exact
+            .iter()
+            .map(|&(_, chunk, fragment, record)| {
+                let (values, scale) = &self.records[&(fragment, record)];
+                ScoredChunk {
+                    chunk,
+                    score: scale * dot_i8(query, values),
+                }
+            })
+            .collect();
+        let floor = hits.iter().map(|h| h.score).fold(f32::INFINITY, f32::min);
+        hits.extend(
+            estimated
+                .iter()
+                .map(|&(estimate, chunk, _, _)| ScoredChunk {
+                    chunk,
+                    score: estimate.min(floor),
+                }),
+        );
+        crate::order::top_k(&mut hits, search::pool(options), |h| h.score, |h| h.chunk);
+        Ok(hits)
+    }
+    fn want_field(&self, field: &str, need: &mut Need) {
+        need.fragments.extend(
+            self.meta
+                .field_fragment(field)
+                .filter(|n| !self.fields.contains_key(n)),
+        );
+    }
+    /// `doc`'s value of `field`, from its field fragment (None when it has none, or the
+    /// fragment is not added).
+    fn field_value(&self, doc: u32, field: &str) -> Option<serde_json::Value> {
+        let values = self.fields.get(&self.meta.field_fragment(field)?)?;
+        let i = values.binary_search_by_key(&doc, |(d, _)| *d).ok()?;
+        Some(values[i].1.clone())
+    }
+
+    fn want_dates(&self, need: &mut Need) {
+        if self.dates.is_none() {
+            need.fragments.extend(self.meta.dates_fragment());
+        }
+    }
+    fn date(&self, doc: u32) -> Option<i64> {
+        let dates = self.dates.as_deref()?;
+        let i = dates.binary_search_by_key(&doc, |&(d, _)| d).ok()?;
+        Some(dates[i].1)
+    }
+    fn want_text(&self, chunk: u32, need: &mut Need) {
+        let f = self.text_fragment(chunk);
+        if !self.text.contains_key(&f) {
+            need.fragments.insert(f);
+        }
+    }
+    /// From a loaded text fragment of one of its chunks (each holds its documents' links).
+    fn links_from(&self, doc: u32) -> Vec<DocLink> {
+        let chunks = self.chunks_of(doc);
+        if chunks.is_empty() {
+            return Vec::new();
+        }
+        let fragments = self.text_fragment(chunks.start)..=self.text_fragment(chunks.end - 1);
+        let Some(text) = fragments.filter_map(|f| self.text.get(&f)).next() else {
+            return Vec::new();
+        };
+        let mut links: Vec<DocLink> = text
+            .links
+            .iter()
+            .filter(|l| l.from == doc)
+            .cloned()
+            .collect();
+        order::sort_by(&mut links, |a, b| a.to.cmp(&b.to));
+        links
+    }
+    /// The text the cross-encoder reads of chunk `chunk` (its text fragment added), as the single
+    /// file gives it.
+    fn indexed_text(&self, chunk: u32) -> String {
+        let text = &self.text[&self.text_fragment(chunk)];
+        let c = &text.chunks[(chunk - text.first_chunk) as usize];
+        let document = text
+            .documents
+            .iter()
+            .find(|(d, _)| *d == c.doc)
+            .map(|(_, d)| d)
+            .expect("a text fragment holds its chunks' documents (checked when added)");
+        crate::index::indexed_text(document, c)
+    }
+
+    fn view<'a>(&'a self, chunks: &BTreeSet<u32>, lexical: Held<'a, LexicalIndex>) -> View<'a> {
+        let lexical = match lexical {
+            Held::Owned(lexical) => *lexical,
+            Held::Borrowed(_) => self.lexical(&[], &BTreeSet::new()),
+        };
+        let (index, chunks, documents) = self.build_view(chunks, lexical);
+        View {
+            index: Held::Owned(Box::new(index)),
+            chunks: Some(chunks),
+            documents: Some(documents),
+        }
+    }
+    fn rerank_scores(&self, model: &str, query: &str, chunks: &[u32]) -> Option<&[f32]> {
+        self.rerank_scores
+            .iter()
+            .find(|((m, q, c), _)| m == model && q == query && c == chunks)
+            .map(|(_, scores)| scores.as_slice())
+    }
+}
+
+/// A document known only as a link's other end.
+fn stub(l: &LinkedDocument) -> Document {
+    Document {
+        id: l.id.clone(),
+        doc_type: l.doc_type,
+        title: l.title.clone(),
+        url: None,
+        metadata: None,
+        created: None,
+        updated: None,
+        author: None,
+        summary: None,
+    }
+}
