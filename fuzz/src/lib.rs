@@ -3,11 +3,12 @@
 //! runs every kind of search on an index and checks the answers' offsets.
 
 use cairn::hit::{ContextOptions, ContextOrder, DocType, DocumentSearchOptions, Fuzzy, SearchMode, SearchOptions};
-use cairn::index::build::{build, ChunkEmbedder, VectorOptions};
+use cairn::build::{build, ChunkEmbedder, VectorOptions};
 use cairn::index::vector::{GraphSettings, ModelIdentity, Precision};
 use cairn::index::{Chunk, Document, Index, IndexSettings, Timestamp};
 use cairn::ingest::{RawLink, SourceDocument};
-use cairn::search::{context::build_context, documents::search_documents, search, QueryContext};
+use cairn::search::answer::{build_context, search_documents};
+use cairn::search::{answered, search, QueryContext, Whole};
 
 /// Dimension of the stand-in embeddings.
 pub const DIM: usize = 8;
@@ -188,7 +189,7 @@ pub fn sample_index(vectors: Vectors) -> Index {
     if let Some(dim) = index.vectors.as_ref().map(|v| v.dimension()) {
         let n = index.lexical.term_count() as u32;
         let rows: Vec<f32> = (0..n).flat_map(|t| StandIn.embed(index.lexical.term(t)).expect("the stand-in embeds")).collect();
-        index.statics = Some(cairn::statics::write(dim, n as usize, &(0..n).collect::<Vec<_>>(), &rows).0);
+        index.statics = Some(cairn::store::rows::write(dim, n as usize, &(0..n).collect::<Vec<_>>(), &rows).0);
     }
     index
 }
@@ -200,8 +201,8 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     let mut body = (payload.len() as u64).to_le_bytes().to_vec();
     body.extend(miniz_oxide::deflate::compress_to_vec(payload, 1));
     let mut out = Vec::with_capacity(body.len() + 24);
-    out.extend_from_slice(cairn::index::format::MAGIC);
-    out.extend_from_slice(&cairn::index::format::FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(cairn::store::envelope::MAGIC);
+    out.extend_from_slice(&cairn::store::envelope::FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
     out.extend_from_slice(&body);
     out.extend_from_slice(&crc32(&body).to_le_bytes());
@@ -308,7 +309,7 @@ pub fn exercise(index: &Index, query: &str, options: &SearchOptions, vector: Opt
 }
 
 pub fn exercise_documents(index: &Index, query: &str, options: &DocumentSearchOptions, context: QueryContext<'_>) {
-    if let Ok(response) = search_documents(index, query, context, options, || 0.0) {
+    if let Ok(response) = search_documents(&Whole { index, statics: None }, query, context, options, || 0.0).and_then(answered) {
         assert!(response.results.len() <= options.search.limit as usize);
         for result in &response.results {
             for chunk in &result.chunks {
@@ -321,7 +322,7 @@ pub fn exercise_documents(index: &Index, query: &str, options: &DocumentSearchOp
 }
 
 pub fn exercise_context(index: &Index, query: &str, options: &ContextOptions, context: QueryContext<'_>) {
-    if let Ok(response) = build_context(index, query, context, options) {
+    if let Ok(response) = build_context(&Whole { index, statics: None }, query, context, options).and_then(answered) {
         // The documented invariant: the admitted fragments in prompt order, joined by a blank
         // line, are the prompt.
         let mut admitted: Vec<_> = response.candidates.iter().filter(|c| c.admitted).collect();
