@@ -2,6 +2,7 @@
 //! source's view of the chunks shown), doing only the work the options ask for: highlights,
 //! the sentence that matches, explain, neighbors, links.
 
+#[cfg(feature = "model")]
 use super::limits;
 use super::{age_days, highlight, Candidate, QueryContext, Retrieved};
 use crate::error::Result;
@@ -9,6 +10,7 @@ use crate::hit::{
     Citation, CitationKind, Explain, HitLink, LexicalSignal, LinkDirection, Neighbors, ScoreTerm,
     SearchHit, SearchOptions, SemanticSignal, SignalName, Signals,
 };
+#[cfg(feature = "model")]
 use crate::index::vector::dot;
 use crate::index::Index;
 
@@ -140,7 +142,11 @@ fn add_matches(
         let best = highlight::best_lexical_sentence(&sentences, &matches, idf);
         per_hit.push((matches, sentences, best));
     }
+    // Only a module with the model has a sentence encoder to bring; the lean ones leave it out.
+    #[cfg(feature = "model")]
     closest_sentences(chosen, hits, &mut per_hit, context)?;
+    #[cfg(not(feature = "model"))]
+    let _ = (chosen, context);
     for (hit, (matches, sentences, best)) in hits.iter_mut().zip(per_hit) {
         let focus = best
             .or((!sentences.is_empty()).then_some(0))
@@ -165,6 +171,7 @@ fn add_matches(
 /// hit past that budget (or, with the 8-bit model in a browser, one whose sentences need word
 /// rows not fetched yet) keeps its first sentence. So highlighting costs at most about one model
 /// call, whatever the limit.
+#[cfg(feature = "model")]
 fn closest_sentences(
     chosen: &[&Candidate],
     hits: &[SearchHit],
