@@ -14,6 +14,9 @@ scripts/setup.sh
 step "module layers: no import cycle, no file over 800 lines (scripts/modgraph.py)"
 python3 scripts/modgraph.py --quiet || { echo "a module change broke the layers; see ARCHITECTURE.md" >&2; exit 1; }
 
+step "the library's unit tests type-check for wasm32 (fails fast, before the long native build)"
+cargo check --target wasm32-unknown-unknown --profile test --lib
+
 step "native build and cargo test"
 cargo build
 cargo test

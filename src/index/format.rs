@@ -142,7 +142,7 @@ fn validate(index: &Index) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::envelope::{crc32, MAX_INFLATED};
+    use crate::store::envelope::{crc32, seal, MAX_INFLATED};
 
     fn error(bytes: &[u8]) -> String {
         read(bytes).err().expect("refused").to_string()
