@@ -17,7 +17,11 @@ fn main() -> candle_core::Result<()> {
         .skip(1)
         .map(|a| a.parse().expect("a token count"))
         .collect();
-    let tokens = if tokens.is_empty() { vec![64, 139, 256] } else { tokens };
+    let tokens = if tokens.is_empty() {
+        vec![64, 139, 256]
+    } else {
+        tokens
+    };
     let device = Device::Cpu;
     println!("| tokens | layer (in → out) | f32 gemm ms | q8_0 QMatMul ms | q8_0 / f32 | |");
     println!("|---|---|---|---|---|");

@@ -18,8 +18,15 @@ use cairn::index::lexical::QueryWord;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let index = cairn::index::format::read(&std::fs::read(&args[1]).expect("read the index")).expect("an index");
-    let queries: Vec<String> = std::fs::read_to_string(&args[2]).expect("read the queries").lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+    let index = cairn::index::format::read(&std::fs::read(&args[1]).expect("read the index"))
+        .expect("an index");
+    let queries: Vec<String> = std::fs::read_to_string(&args[2])
+        .expect("read the queries")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
     let k: usize = args.get(3).map_or(100, |a| a.parse().expect("K")).max(1);
     let big: usize = args.get(4).map_or(1000, |a| a.parse().expect("BIG"));
     let lexical = &index.lexical;
@@ -34,16 +41,32 @@ fn main() {
     println!("| query | common-term postings | block-max 64 | block-max 256 | impact order |");
     println!("|---|---|---|---|---|");
     for query in &queries {
-        let words = cairn::search::expand::expand(lexical, &index.analyzer(), query, &SearchOptions::default()).words;
+        let words = cairn::search::expand::expand(
+            lexical,
+            &index.analyzer(),
+            query,
+            &SearchOptions::default(),
+        )
+        .words;
         let exact = lexical.search_words(&words, k, None);
-        let theta = if exact.len() >= k { exact[k - 1].score } else { 0.0 };
+        let theta = if exact.len() >= k {
+            exact[k - 1].score
+        } else {
+            0.0
+        };
         let terms: usize = words.iter().map(|w| w.alternatives.len()).sum();
         // Each term's own score of every chunk it touches (its postings, and its document part).
         let scored: Vec<Vec<(u32, f32)>> = words
             .iter()
             .flat_map(|w| w.alternatives.iter())
             .map(|&alt| {
-                let mut hits = lexical.search_words(&[QueryWord { alternatives: vec![alt] }], usize::MAX, None);
+                let mut hits = lexical.search_words(
+                    &[QueryWord {
+                        alternatives: vec![alt],
+                    }],
+                    usize::MAX,
+                    None,
+                );
                 hits.sort_by_key(|h| h.chunk);
                 hits.into_iter().map(|h| (h.chunk, h.score)).collect()
             })
@@ -60,7 +83,14 @@ fn main() {
         // of the document that lack the term).
         let rare_words: Vec<QueryWord> = words
             .iter()
-            .map(|w| QueryWord { alternatives: w.alternatives.iter().copied().filter(|(t, _)| !common_terms.contains(t)).collect() })
+            .map(|w| QueryWord {
+                alternatives: w
+                    .alternatives
+                    .iter()
+                    .copied()
+                    .filter(|(t, _)| !common_terms.contains(t))
+                    .collect(),
+            })
             .collect();
         let mut rare_bound = vec![0f32; index.documents.len()];
         for h in lexical.search_words(&rare_words, usize::MAX, None) {
@@ -69,7 +99,14 @@ fn main() {
         }
         let postings: usize = common.iter().map(Vec::len).sum();
         all += postings;
-        let needed_impact: usize = common.iter().map(|p| p.iter().filter(|(_, s)| *s >= theta / terms.max(1) as f32).count()).sum();
+        let needed_impact: usize = common
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .filter(|(_, s)| *s >= theta / terms.max(1) as f32)
+                    .count()
+            })
+            .sum();
         impact += needed_impact;
         let mut row = Vec::new();
         for (i, &size) in sizes.iter().enumerate() {
@@ -98,8 +135,13 @@ fn main() {
             bounds.dedup();
             let mut need: Vec<Vec<bool>> = blocks.iter().map(|b| vec![false; b.len()]).collect();
             for w in bounds.windows(2) {
-                let rare_max = (w[0]..w[1]).map(|c| rare_bound[docs[c as usize] as usize]).fold(0f32, f32::max);
-                let at: Vec<usize> = blocks.iter().map(|b| b.partition_point(|x| x.0 <= w[0]) - 1).collect();
+                let rare_max = (w[0]..w[1])
+                    .map(|c| rare_bound[docs[c as usize] as usize])
+                    .fold(0f32, f32::max);
+                let at: Vec<usize> = blocks
+                    .iter()
+                    .map(|b| b.partition_point(|x| x.0 <= w[0]) - 1)
+                    .collect();
                 let bound = rare_max + blocks.iter().zip(&at).map(|(b, &j)| b[j].1).sum::<f32>();
                 if bound >= theta {
                     for (t, &j) in at.iter().enumerate() {
@@ -107,17 +149,29 @@ fn main() {
                     }
                 }
             }
-            let fetched: usize = blocks.iter().zip(&need).flat_map(|(b, n)| b.iter().zip(n)).filter(|(_, &n)| n).map(|(b, _)| b.2).sum();
+            let fetched: usize = blocks
+                .iter()
+                .zip(&need)
+                .flat_map(|(b, n)| b.iter().zip(n))
+                .filter(|(_, &n)| n)
+                .map(|(b, _)| b.2)
+                .sum();
             kept[i] += fetched;
             row.push(fetched);
         }
-        println!("| {query} | {postings} | {} | {} | {needed_impact} |", row[0], row[2]);
+        println!(
+            "| {query} | {postings} | {} | {} | {needed_impact} |",
+            row[0], row[2]
+        );
     }
     let pct = |x: usize| 100.0 * x as f64 / all.max(1) as f64;
     println!();
     println!("top {k}, terms with more than {big} postings: {all} postings in all");
     for (size, fetched) in sizes.iter().zip(&kept) {
-        println!("block-max, blocks of {size}: {fetched} ({:.1}%) cannot be skipped", pct(*fetched));
+        println!(
+            "block-max, blocks of {size}: {fetched} ({:.1}%) cannot be skipped",
+            pct(*fetched)
+        );
     }
     println!("impact order: {impact} ({:.1}%) before the top {k}'s members are certain, their scores not yet", pct(impact));
 }

@@ -38,11 +38,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&meta_bomb)?;
     let bytes = zeros_gzip(2048);
     std::fs::write(meta_bomb.join(META_FILE), &bytes)?;
-    println!("{}: {} bytes inflating to 2 GiB", meta_bomb.join(META_FILE).display(), bytes.len());
+    println!(
+        "{}: {} bytes inflating to 2 GiB",
+        meta_bomb.join(META_FILE).display(),
+        bytes.len()
+    );
     let lying = out.join("meta-bomb-lying");
     std::fs::create_dir_all(&lying)?;
     let mut understated = bytes.clone();
-    let stated = (bytes.len() * cairn::fragment::load::META_RATIO + cairn::fragment::load::META_FLOOR - 1) as u32;
+    let stated = (bytes.len() * cairn::fragment::load::META_RATIO
+        + cairn::fragment::load::META_FLOOR
+        - 1) as u32;
     let n = understated.len();
     understated[n - 4..].copy_from_slice(&stated.to_le_bytes());
     std::fs::write(lying.join(META_FILE), &understated)?;
@@ -66,7 +72,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut pack = lying;
     pack.extend_from_slice(&layout.packs[0].1[old..]);
     meta.packs[0] = pack_name(&pack, "cairnpack");
-    write_layout(&out.join("fragment-bomb-lying"), &pack, &layout.packs[1..], &meta)?;
+    write_layout(
+        &out.join("fragment-bomb-lying"),
+        &pack,
+        &layout.packs[1..],
+        &meta,
+    )?;
     println!(
         "{}: fragment 0 ({:?}…) is {} bytes inflating to 1 GiB; the largest real fragment is {} bytes",
         dir.display(),

@@ -44,7 +44,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (centroids, partitions, _) = ivf(&vectors, dim, k, 0);
     let bases: Vec<Vec<f32>> = partitions
         .iter()
-        .map(|p| p.centroid.iter().map(|&x| x as f32 * p.centroid_scale).collect())
+        .map(|p| {
+            p.centroid
+                .iter()
+                .map(|&x| x as f32 * p.centroid_scale)
+                .collect()
+        })
         .collect();
     let members: Vec<Vec<usize>> = partitions
         .iter()
@@ -69,14 +74,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .enumerate()
         .flat_map(|(j, m)| {
             let base = &bases[j];
-            m.iter().flat_map(move |&i| row(i).iter().zip(base).map(|(x, b)| x - b))
+            m.iter()
+                .flat_map(move |&i| row(i).iter().zip(base).map(|(x, b)| x - b))
         })
         .collect();
     let sub = dim / SUBSPACES;
     let codebook = train(&differences, dim, sub);
     let pq: Vec<u8> = differences
         .chunks_exact(dim)
-        .flat_map(|d| (0..SUBSPACES).map(|m| nearest(&codebook[m], &d[m * sub..(m + 1) * sub], sub) as u8).collect::<Vec<_>>())
+        .flat_map(|d| {
+            (0..SUBSPACES)
+                .map(|m| nearest(&codebook[m], &d[m * sub..(m + 1) * sub], sub) as u8)
+                .collect::<Vec<_>>()
+        })
         .collect();
     let first_member: Vec<usize> = members
         .iter()
@@ -108,12 +118,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // As the loader probes (`default_probes`).
         let probe = |ranking: &[(f32, usize)], budget: u32| {
             let probes = default_probes(ranking.iter().map(|&(_, j)| centroids.sizes[j]), budget);
-            ranking.iter().take(probes).map(|&(_, j)| j).collect::<Vec<_>>()
+            ranking
+                .iter()
+                .take(probes)
+                .map(|&(_, j)| j)
+                .collect::<Vec<_>>()
         };
         for (b, &budget) in BUDGETS.iter().enumerate() {
             for (r, ranking) in [&by_code, &exactly].into_iter().enumerate() {
                 let probed = probe(ranking, budget);
-                covered[b][r] += truth.iter().filter(|&&i| probed.contains(&owner[i])).count();
+                covered[b][r] += truth
+                    .iter()
+                    .filter(|&&i| probed.contains(&owner[i]))
+                    .count();
             }
         }
 
@@ -121,7 +138,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let table: Vec<f32> = (0..SUBSPACES * LEVELS)
             .map(|t| {
                 let (m, l) = (t / LEVELS, t % LEVELS);
-                dot(&q[m * sub..(m + 1) * sub], &codebook[m][l * sub..(l + 1) * sub])
+                dot(
+                    &q[m * sub..(m + 1) * sub],
+                    &codebook[m][l * sub..(l + 1) * sub],
+                )
             })
             .collect();
         let (mut by_binary, mut by_pq) = (Vec::new(), Vec::new());
@@ -132,16 +152,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 by_binary.push((codes.estimate(qc, p.lengths.get(r), code), i));
                 let at = first_member[j] + r;
                 let code = &pq[at * SUBSPACES..(at + 1) * SUBSPACES];
-                by_pq.push((qc + code.iter().enumerate().map(|(m, &c)| table[m * LEVELS + c as usize]).sum::<f32>(), i));
+                by_pq.push((
+                    qc + code
+                        .iter()
+                        .enumerate()
+                        .map(|(m, &c)| table[m * LEVELS + c as usize])
+                        .sum::<f32>(),
+                    i,
+                ));
             }
         }
         scanned += by_binary.len();
         for (c, ranking) in [&mut by_binary, &mut by_pq].into_iter().enumerate() {
             ranking.sort_by(|a, b| b.0.total_cmp(&a.0));
             for (d, &depth) in DEPTHS.iter().enumerate() {
-                let mut top: Vec<(f32, usize)> = ranking.iter().take(depth).map(|&(_, i)| (dot(q, row(i)), i)).collect();
+                let mut top: Vec<(f32, usize)> = ranking
+                    .iter()
+                    .take(depth)
+                    .map(|&(_, i)| (dot(q, row(i)), i))
+                    .collect();
                 top.sort_by(|a, b| b.0.total_cmp(&a.0));
-                found[d][c] += top.iter().take(10).filter(|(_, i)| truth.contains(i)).count();
+                found[d][c] += top
+                    .iter()
+                    .take(10)
+                    .filter(|(_, i)| truth.contains(i))
+                    .count();
             }
         }
     }
@@ -151,13 +186,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("\n| scan budget (codes) | exact top 10 in the probed partitions, centroids ranked by code | ranked exactly |");
     println!("|---|---|---|");
     for (b, budget) in BUDGETS.iter().enumerate() {
-        println!("| {budget} | {:.3} | {:.3} |", share(covered[b][0]), share(covered[b][1]));
+        println!(
+            "| {budget} | {:.3} | {:.3} |",
+            share(covered[b][0]),
+            share(covered[b][1])
+        );
     }
-    println!("\nA budget of {budget} codes ({} scanned a query):", scanned / count.max(1));
+    println!(
+        "\nA budget of {budget} codes ({} scanned a query):",
+        scanned / count.max(1)
+    );
     println!("| re-scored | recall@10, binary codes (48 + 1 bytes) | PQ, 48 × 4 bits (24 bytes) |");
     println!("|---|---|---|");
     for (d, depth) in DEPTHS.iter().enumerate() {
-        println!("| {depth} | {:.3} | {:.3} |", share(found[d][0]), share(found[d][1]));
+        println!(
+            "| {depth} | {:.3} | {:.3} |",
+            share(found[d][0]),
+            share(found[d][1])
+        );
     }
     Ok(())
 }
@@ -169,14 +215,19 @@ fn train(differences: &[f32], dim: usize, sub: usize) -> Vec<Vec<f32>> {
     (0..SUBSPACES)
         .map(|m| {
             let part = |i: usize| &differences[i * dim + m * sub..i * dim + (m + 1) * sub];
-            let mut book: Vec<f32> = (0..LEVELS).flat_map(|l| part(sample[l * sample.len() / LEVELS]).to_vec()).collect();
+            let mut book: Vec<f32> = (0..LEVELS)
+                .flat_map(|l| part(sample[l * sample.len() / LEVELS]).to_vec())
+                .collect();
             for _ in 0..15 {
                 let mut sums = vec![0f32; LEVELS * sub];
                 let mut counts = vec![0usize; LEVELS];
                 for &i in &sample {
                     let l = nearest(&book, part(i), sub);
                     counts[l] += 1;
-                    sums[l * sub..(l + 1) * sub].iter_mut().zip(part(i)).for_each(|(s, x)| *s += x);
+                    sums[l * sub..(l + 1) * sub]
+                        .iter_mut()
+                        .zip(part(i))
+                        .for_each(|(s, x)| *s += x);
                 }
                 for l in (0..LEVELS).filter(|&l| counts[l] > 0) {
                     for d in 0..sub {
@@ -191,6 +242,14 @@ fn train(differences: &[f32], dim: usize, sub: usize) -> Vec<Vec<f32>> {
 
 /// The level of `book` nearest `x`.
 fn nearest(book: &[f32], x: &[f32], sub: usize) -> usize {
-    let distance = |l: usize| book[l * sub..(l + 1) * sub].iter().zip(x).map(|(c, v)| (c - v) * (c - v)).sum::<f32>();
-    (0..LEVELS).min_by(|&a, &b| distance(a).total_cmp(&distance(b))).unwrap_or(0)
+    let distance = |l: usize| {
+        book[l * sub..(l + 1) * sub]
+            .iter()
+            .zip(x)
+            .map(|(c, v)| (c - v) * (c - v))
+            .sum::<f32>()
+    };
+    (0..LEVELS)
+        .min_by(|&a, &b| distance(a).total_cmp(&distance(b)))
+        .unwrap_or(0)
 }

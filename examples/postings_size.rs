@@ -13,9 +13,9 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use cairn::fragment::load::{decode, Fragmented};
-use cairn::store::envelope::gunzip;
 use cairn::fragment::{unslot, Payload, TermPostings, META_FILE, PACK_DIR};
 use cairn::index::lexical::byte_length;
+use cairn::store::envelope::gunzip;
 
 fn gzip_len(bytes: &[u8]) -> usize {
     cairn::fragment::write::gzip(bytes).len()
@@ -33,7 +33,11 @@ fn varints(values: impl IntoIterator<Item = u32>, out: &mut Vec<u8>) {
 
 fn bitpacked(values: &[u32], out: &mut Vec<u8>) {
     for block in values.chunks(128) {
-        let width = block.iter().map(|&x| 32 - x.leading_zeros()).max().unwrap_or(0);
+        let width = block
+            .iter()
+            .map(|&x| 32 - x.leading_zeros())
+            .max()
+            .unwrap_or(0);
         out.push(width as u8);
         let (mut acc, mut bits) = (0u64, 0);
         for &x in block {
@@ -72,8 +76,11 @@ fn main() {
         file.seek(SeekFrom::Start(offset)).expect("seek");
         let mut slot = vec![0u8; length as usize];
         file.read_exact(&mut slot).expect("read");
-        let plain = gunzip(unslot(&slot).expect("a slot"), usize::MAX, "a term shard").expect("gzip");
-        let Payload::Terms(shard) = decode(f, &plain).expect("a fragment").payload else { panic!("fragment {f} is not a term shard") };
+        let plain =
+            gunzip(unslot(&slot).expect("a slot"), usize::MAX, "a term shard").expect("gzip");
+        let Payload::Terms(shard) = decode(f, &plain).expect("a fragment").payload else {
+            panic!("fragment {f} is not a term shard")
+        };
         common.extend(shard.postings.into_iter().filter(|p| p.freqs.len() > big));
     }
     let postings: usize = common.iter().map(|p| p.freqs.len()).sum();
@@ -89,28 +96,56 @@ fn main() {
             .sum();
         bytes as f64 / postings as f64
     };
-    println!("{} terms over {big} postings, {postings} postings; bytes a posting, gzip:", common.len());
+    println!(
+        "{} terms over {big} postings, {postings} postings; bytes a posting, gzip:",
+        common.len()
+    );
     let rows: [(&str, &dyn Fn(&TermPostings, &mut Vec<u8>)); 7] = [
-        ("varints: gaps, frequencies; a length byte each (the layout)", &|p, out| {
-            varints(p.chunk_gaps.iter().copied(), out);
-            varints(p.freqs.iter().copied(), out);
-            out.extend(&p.length_bytes);
+        (
+            "varints: gaps, frequencies; a length byte each (the layout)",
+            &|p, out| {
+                varints(p.chunk_gaps.iter().copied(), out);
+                varints(p.freqs.iter().copied(), out);
+                out.extend(&p.length_bytes);
+            },
+        ),
+        ("  gaps alone", &|p, out| {
+            varints(p.chunk_gaps.iter().copied(), out)
         }),
-        ("  gaps alone", &|p, out| varints(p.chunk_gaps.iter().copied(), out)),
-        ("  frequencies alone", &|p, out| varints(p.freqs.iter().copied(), out)),
-        ("  length bytes alone", &|p, out| out.extend(&p.length_bytes)),
-        ("bit-packed blocks of 128: gaps, frequencies - 1, length bytes", &|p, out| {
-            bitpacked(&p.chunk_gaps, out);
-            bitpacked(&p.freqs.iter().map(|f| f - 1).collect::<Vec<_>>(), out);
-            bitpacked(&p.length_bytes.iter().map(|&b| b as u32).collect::<Vec<_>>(), out);
+        ("  frequencies alone", &|p, out| {
+            varints(p.freqs.iter().copied(), out)
         }),
+        ("  length bytes alone", &|p, out| {
+            out.extend(&p.length_bytes)
+        }),
+        (
+            "bit-packed blocks of 128: gaps, frequencies - 1, length bytes",
+            &|p, out| {
+                bitpacked(&p.chunk_gaps, out);
+                bitpacked(&p.freqs.iter().map(|f| f - 1).collect::<Vec<_>>(), out);
+                bitpacked(
+                    &p.length_bytes.iter().map(|&b| b as u32).collect::<Vec<_>>(),
+                    out,
+                );
+            },
+        ),
         ("varint gaps, an 8-bit impact each", &|p, out| {
             varints(p.chunk_gaps.iter().copied(), out);
-            out.extend(p.freqs.iter().zip(&p.length_bytes).map(|(&f, &l)| impact(f, l, average)));
+            out.extend(
+                p.freqs
+                    .iter()
+                    .zip(&p.length_bytes)
+                    .map(|(&f, &l)| impact(f, l, average)),
+            );
         }),
         ("bit-packed gaps, an 8-bit impact each", &|p, out| {
             bitpacked(&p.chunk_gaps, out);
-            out.extend(p.freqs.iter().zip(&p.length_bytes).map(|(&f, &l)| impact(f, l, average)));
+            out.extend(
+                p.freqs
+                    .iter()
+                    .zip(&p.length_bytes)
+                    .map(|(&f, &l)| impact(f, l, average)),
+            );
         }),
     ];
     for (name, encode) in rows {

@@ -4,8 +4,8 @@
 //! Usage: static_eval <index dir> <eval dir> [ridge] [iterations] [headings 0|1]
 use std::collections::HashMap;
 
-use cairn::hit::{Encoder, SearchMode, SearchOptions};
 use cairn::build::distill::{distill, DistillOptions};
+use cairn::hit::{Encoder, SearchMode, SearchOptions};
 use cairn::{eval, Searcher};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -15,7 +15,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let defaults = DistillOptions::default();
     let options = DistillOptions {
         ridge: args.get(3).map_or(defaults.ridge, |a| a.parse().unwrap()),
-        iterations: args.get(4).map_or(defaults.iterations, |a| a.parse().unwrap()),
+        iterations: args
+            .get(4)
+            .map_or(defaults.iterations, |a| a.parse().unwrap()),
         headings: args.get(5).map_or(defaults.headings, |a| a == "1"),
         ..defaults
     };
@@ -25,10 +27,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let embedder = cairn::embed::Embedder::load(cairn::embed::ModelFiles::read_dir(model)?)?;
     let index = searcher.index();
     let started = std::time::Instant::now();
-    let distilled = distill(index, &index.vectors.as_ref().unwrap().to_flat(), &embedder, &options)?;
+    let distilled = distill(
+        index,
+        &index.vectors.as_ref().unwrap().to_flat(),
+        &embedder,
+        &options,
+    )?;
     let (rows, packs) = distilled.write(index);
     let packs: Vec<Vec<u8>> = packs.into_iter().map(|(_, b)| b).collect();
-    eprintln!("distilled {} rows in {:.1} s", rows.len(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "distilled {} rows in {:.1} s",
+        rows.len(),
+        started.elapsed().as_secs_f64()
+    );
     searcher.set_statics(cairn::store::rows::from_packs(&rows, &packs)?);
 
     let qrels = eval::parse_qrels(&std::fs::read_to_string(eval_dir.join("qrels/test.tsv"))?)?;

@@ -22,7 +22,12 @@ const PER_DOCUMENT: usize = 8;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let mix = args.iter().any(|a| a == "--mix");
     let text_sources = flag("--text");
     let args: Vec<String> = args
@@ -39,7 +44,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = Path::new(out);
     let open = |dirs: &str| -> Result<Vec<Index>, Box<dyn std::error::Error>> {
         dirs.split(',')
-            .map(|dir| Ok(format::read(&std::fs::read(Path::new(dir).join("index.cairn"))?)?))
+            .map(|dir| {
+                Ok(format::read(&std::fs::read(
+                    Path::new(dir).join("index.cairn"),
+                )?)?)
+            })
             .collect()
     };
     let sources = open(sources)?;
@@ -48,7 +57,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => Vec::new(),
     };
     let first = &sources[0];
-    let model = first.vectors.as_ref().ok_or("the source index has no vectors")?.model.clone();
+    let model = first
+        .vectors
+        .as_ref()
+        .ok_or("the source index has no vectors")?
+        .model
+        .clone();
     let dim = model.dimension as usize;
     // Every source chunk's sentences and title; the vector sources' chunks with their vectors.
     let sentences_of = |chunk: &Chunk| -> Vec<String> {
@@ -61,7 +75,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut pool: Vec<(Vec<String>, String, Vec<f32>)> = Vec::new();
     for index in &sources {
-        let vectors = index.vectors.as_ref().ok_or("a source index has no vectors")?.to_flat();
+        let vectors = index
+            .vectors
+            .as_ref()
+            .ok_or("a source index has no vectors")?
+            .to_flat();
         for (c, chunk) in index.chunks.iter().enumerate() {
             let sentences = sentences_of(chunk);
             if !sentences.is_empty() {
@@ -73,14 +91,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let text_pool: Vec<(Vec<String>, String)> = texts
         .iter()
         .flat_map(|index| {
-            index.chunks.iter().map(|chunk| (sentences_of(chunk), index.document_of(chunk).title.clone()))
+            index
+                .chunks
+                .iter()
+                .map(|chunk| (sentences_of(chunk), index.document_of(chunk).title.clone()))
         })
         .filter(|(s, _)| !s.is_empty())
         .collect();
     println!(
         "{} real chunks with vectors, {} of text",
         pool.len(),
-        if text_pool.is_empty() { pool.len() } else { text_pool.len() }
+        if text_pool.is_empty() {
+            pool.len()
+        } else {
+            text_pool.len()
+        }
     );
     let mut rng = 0x2545_f491_4f6c_dd1d_u64;
     let mut documents = Vec::new();
@@ -93,7 +118,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (sentences, title) = if text_pool.is_empty() {
             (own_sentences, own_title)
         } else {
-            let t = &text_pool[(next(&mut rng) * text_pool.len() as f64) as usize % text_pool.len()];
+            let t =
+                &text_pool[(next(&mut rng) * text_pool.len() as f64) as usize % text_pool.len()];
             (&t.0, &t.1)
         };
         if i % PER_DOCUMENT == 0 {
@@ -160,7 +186,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut query_vectors: Vec<f32> = Vec::new();
     let mut json = Vec::new();
     while texts.len() < query_count {
-        let (sentences, _, vector) = &pool[(next(&mut rng) * pool.len() as f64) as usize % pool.len()];
+        let (sentences, _, vector) =
+            &pool[(next(&mut rng) * pool.len() as f64) as usize % pool.len()];
         let text: String = sentences[0]
             .split_whitespace()
             .filter(|w| w.len() > 3)

@@ -37,19 +37,14 @@ impl Opened {
                     Some(e) if options.mode != SearchMode::Lexical => Some(e.embed(query)?),
                     _ => None,
                 };
-                let context = QueryContext {
-                    vector: vector.as_deref(),
-                    vector_from_caller: false,
-                    encoder: crate::hit::Encoder::Model,
-                    embedder: embedder
+                let context = QueryContext::new(vector.as_deref(), options).with_models(
+                    embedder
                         .as_ref()
                         .map(|e| e as &dyn crate::search::SentenceEncoder),
-                    now_ms: options.now.unwrap_or_else(crate::search::now_ms),
-                    reranker: reranker
+                    reranker
                         .as_ref()
                         .map(|r| r as &dyn crate::search::CrossEncoder),
-                    expanded: None,
-                };
+                );
                 let mut folder = folder.lock().expect("a search panicked");
                 Ok(folder.search(query, context, options)?)
             }

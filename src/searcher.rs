@@ -233,34 +233,44 @@ impl Searcher {
         .then(|| expand(&self.index.lexical, &self.index.analyzer(), query, options))
     }
 
+    /// The query's context: its vector and expansion as prepared, with the loaded models.
     fn context<'a>(&'a self, prepared: &'a Prepared, options: &SearchOptions) -> QueryContext<'a> {
-        // The loaded cross-encoder, when it is the one the options name.
-        #[cfg(feature = "model")]
-        let reranker = match (&self.reranker, &options.rerank) {
-            (Some((name, reranker)), Some(asked))
-                if *name == search::canonical_model(&asked.model) =>
-            {
-                Some(reranker.as_ref() as &dyn search::CrossEncoder)
-            }
-            _ => None,
-        };
-        #[cfg(not(feature = "model"))]
-        let reranker = None;
-        #[cfg(feature = "model")]
-        let embedder = self
-            .embedder
-            .as_deref()
-            .map(|e| e as &dyn crate::search::SentenceEncoder);
-        #[cfg(not(feature = "model"))]
-        let embedder = None;
         QueryContext {
-            vector: prepared.vector.as_deref(),
-            vector_from_caller: false,
-            encoder: Encoder::Model,
-            embedder,
-            now_ms: options.now.unwrap_or_else(now_ms),
-            reranker,
             expanded: prepared.expanded.as_ref(),
+            ..self.with_models(
+                QueryContext::new(prepared.vector.as_deref(), options),
+                options,
+            )
+        }
+    }
+
+    /// `context` with the sentence model, and the cross-encoder when it is the one the options
+    /// name.
+    fn with_models<'a>(
+        &'a self,
+        context: QueryContext<'a>,
+        options: &SearchOptions,
+    ) -> QueryContext<'a> {
+        #[cfg(feature = "model")]
+        {
+            let reranker = match (&self.reranker, &options.rerank) {
+                (Some((name, reranker)), Some(asked))
+                    if *name == search::canonical_model(&asked.model) =>
+                {
+                    Some(reranker.as_ref() as &dyn search::CrossEncoder)
+                }
+                _ => None,
+            };
+            let embedder = self
+                .embedder
+                .as_deref()
+                .map(|e| e as &dyn search::SentenceEncoder);
+            context.with_models(embedder, reranker)
+        }
+        #[cfg(not(feature = "model"))]
+        {
+            let _ = options;
+            context
         }
     }
 
@@ -292,13 +302,7 @@ impl Searcher {
         vector: &[f32],
         options: &SearchOptions,
     ) -> Result<Vec<SearchHit>> {
-        let none = Prepared::default();
-        let context = QueryContext {
-            vector: Some(vector),
-            vector_from_caller: true,
-            encoder: Encoder::Given,
-            ..self.context(&none, options)
-        };
+        let context = self.with_models(QueryContext::given(vector, options), options);
         search::answered(answer::search(&self.source(), query, context, options)?)
     }
 

@@ -74,6 +74,45 @@ pub struct QueryContext<'a> {
     pub expanded: Option<&'a expand::Expanded>,
 }
 
+impl<'a> QueryContext<'a> {
+    /// A query the page's model embedded (`vector`), or that nothing embedded (`None`): no
+    /// models for sentences or reranking, the search makes the expansion, now as `options` says.
+    pub fn new(vector: Option<&'a [f32]>, options: &SearchOptions) -> Self {
+        QueryContext {
+            vector,
+            vector_from_caller: false,
+            encoder: crate::hit::Encoder::Model,
+            embedder: None,
+            now_ms: options.now.unwrap_or_else(now_ms),
+            reranker: None,
+            expanded: None,
+        }
+    }
+
+    /// A query whose vector the caller brought (`searchWithVector`).
+    pub fn given(vector: &'a [f32], options: &SearchOptions) -> Self {
+        QueryContext {
+            vector_from_caller: true,
+            encoder: crate::hit::Encoder::Given,
+            ..QueryContext::new(Some(vector), options)
+        }
+    }
+
+    /// With the models the shell has loaded: the sentence model, and the cross-encoder when it
+    /// is the one the options name.
+    pub fn with_models(
+        self,
+        embedder: Option<&'a dyn SentenceEncoder>,
+        reranker: Option<&'a dyn CrossEncoder>,
+    ) -> Self {
+        QueryContext {
+            embedder,
+            reranker,
+            ..self
+        }
+    }
+}
+
 /// What embeds a hit's sentences to find the one closest to the query by meaning: the sentence
 /// model (`embed::Embedder`), or a stand-in in tests.
 pub trait SentenceEncoder {

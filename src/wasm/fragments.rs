@@ -47,7 +47,7 @@ impl FragmentedIndex {
         let vector = optional_vector(vector)?;
         self.step(
             &query,
-            fragment_context(vector.as_deref(), false, &options),
+            QueryContext::new(vector.as_deref(), &options),
             &options,
         )
     }
@@ -66,11 +66,7 @@ impl FragmentedIndex {
             float_array(&vector, "the vector")?,
         );
         let options = parse_options(options)?;
-        self.step(
-            &query,
-            fragment_context(Some(&vector), true, &options),
-            &options,
-        )
+        self.step(&query, QueryContext::given(&vector, &options), &options)
     }
 
     /// Document search as `SearchIndex.searchDocuments` answers it: `{ documents }`, or
@@ -90,7 +86,7 @@ impl FragmentedIndex {
         let options: DocumentSearchOptions = parse_options(options)?;
         let vector = optional_vector(vector)?;
         let index = self.borrow()?;
-        let context = fragment_context(vector.as_deref(), false, &options.search);
+        let context = QueryContext::new(vector.as_deref(), &options.search);
         let step = index
             .search_documents(&query, context, &options, crate::search::now_ms)
             .map_err(js_error)?;
@@ -120,7 +116,7 @@ impl FragmentedIndex {
         let step = index
             .build_context(
                 &query,
-                fragment_context(vector.as_deref(), false, &options.search),
+                QueryContext::new(vector.as_deref(), &options.search),
                 &options,
             )
             .map_err(js_error)?;
@@ -272,26 +268,4 @@ fn optional_vector(vector: Option<JsValue>) -> Result<Option<Vec<f32>>, JsError>
         .filter(|v| !v.is_undefined() && !v.is_null())
         .map(|v| float_array(&v, "the vector"))
         .transpose()
-}
-
-/// What a fragmented index's search reads besides its options: the query's vector, made by
-/// the page's model or (`from_caller`) given by the caller as `searchWithVector`'s.
-fn fragment_context<'a>(
-    vector: Option<&'a [f32]>,
-    from_caller: bool,
-    options: &SearchOptions,
-) -> QueryContext<'a> {
-    QueryContext {
-        vector,
-        vector_from_caller: from_caller,
-        encoder: if from_caller {
-            crate::hit::Encoder::Given
-        } else {
-            crate::hit::Encoder::Model
-        },
-        embedder: None,
-        now_ms: options.now.unwrap_or_else(crate::search::now_ms),
-        reranker: None,
-        expanded: None,
-    }
 }
