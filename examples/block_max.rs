@@ -41,13 +41,9 @@ fn main() {
     println!("| query | common-term postings | block-max 64 | block-max 256 | impact order |");
     println!("|---|---|---|---|---|");
     for query in &queries {
-        let words = cairn::search::expand::expand(
-            lexical,
-            &index.analyzer(),
-            query,
-            &SearchOptions::default(),
-        )
-        .words;
+        let analyzed = cairn::search::Query::new(&index.analyzer(), query).unwrap();
+        let words =
+            cairn::search::expand::expand(lexical, &analyzed, &SearchOptions::default()).words;
         let exact = lexical.search_words(&words, k, None);
         let theta = if exact.len() >= k {
             exact[k - 1].score

@@ -6,10 +6,14 @@ use std::path::Path;
 use crate::build::{io, MODEL_DIR};
 use crate::embed::{Embedder, ModelFiles};
 use crate::error::{Error, Result};
-use crate::fragment::{self, load::native::Folder};
-use crate::hit::{Rerank, SearchHit, SearchMode, SearchOptions};
+use crate::fragment::load::{native::Folder, Fragmented, Step};
+use crate::fragment::META_FILE;
+use crate::hit::{
+    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, Rerank,
+    SearchHit, SearchMode, SearchOptions,
+};
 use crate::index::INDEX_FILE;
-use crate::search::QueryContext;
+use crate::search::{answer, now_ms, CrossEncoder, Query, QueryContext, SentenceEncoder, Source};
 use crate::Searcher;
 
 /// An index as the command line searches it: one file, or a folder of fragments read as each
@@ -26,38 +30,66 @@ pub enum Opened {
 
 impl Opened {
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
-        match self {
-            Opened::Single(searcher) => Ok(searcher.search(query, options)?),
+        self.answer(
+            query,
+            options,
+            |single| single.search(query, options),
+            |index, query, context| answer::search(index, query, context, options),
+        )
+    }
+
+    pub fn search_documents(
+        &self,
+        query: &str,
+        options: &DocumentSearchOptions,
+    ) -> Result<DocumentSearchResponse> {
+        self.answer(
+            query,
+            &options.search,
+            |single| single.search_documents(query, options),
+            |index, query, context| {
+                answer::search_documents(index, query, context, options, now_ms)
+            },
+        )
+    }
+
+    pub fn build_context(&self, query: &str, options: &ContextOptions) -> Result<ContextResponse> {
+        self.answer(
+            query,
+            &options.search,
+            |single| single.build_context(query, options),
+            |index, query, context| answer::build_context(index, query, context, options),
+        )
+    }
+
+    /// One answer from either layout: the single file's `Searcher` prepares the query itself;
+    /// for fragments the query is embedded here and the folder fetches what each step needs.
+    fn answer<T>(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        single: impl FnOnce(&Searcher) -> Result<T>,
+        fragmented: impl Fn(&Fragmented, &Query, QueryContext<'_>) -> Result<Step<T>>,
+    ) -> Result<T> {
+        let (folder, embedder, reranker) = match self {
+            Opened::Single(searcher) => return single(searcher),
             Opened::Fragments {
                 folder,
                 embedder,
                 reranker,
-            } => {
-                let vector = match embedder {
-                    Some(e) if options.mode != SearchMode::Lexical => Some(e.embed(query)?),
-                    _ => None,
-                };
-                let context = QueryContext::new(vector.as_deref(), options).with_models(
-                    embedder
-                        .as_ref()
-                        .map(|e| e as &dyn crate::search::SentenceEncoder),
-                    reranker
-                        .as_ref()
-                        .map(|r| r as &dyn crate::search::CrossEncoder),
-                );
-                let mut folder = folder.lock().expect("a search panicked");
-                Ok(folder.search(query, context, options)?)
-            }
-        }
-    }
-
-    pub fn searcher(&self) -> Result<&Searcher> {
-        match self {
-            Opened::Single(searcher) => Ok(searcher),
-            Opened::Fragments { .. } => Err(Error::InvalidInput(
-                "this is a fragmented index, which answers chunk searches only; build it with --layout single for --output documents or context".into()
-            )),
-        }
+            } => (folder, embedder, reranker),
+        };
+        let lock = || folder.lock().expect("a search panicked");
+        let query = Query::new(&lock().index.analyzer(), query)?;
+        let vector = match embedder {
+            Some(e) if options.mode != SearchMode::Lexical => Some(e.embed(query.text)?),
+            _ => None,
+        };
+        let context = QueryContext::new(vector.as_deref(), options).with_models(
+            embedder.as_ref().map(|e| e as &dyn SentenceEncoder),
+            reranker.as_ref().map(|r| r as &dyn CrossEncoder),
+        );
+        lock().run(context.reranker, |index| fragmented(index, &query, context))
     }
 
     /// Loads the cross-encoder `rerank` names (a folder) for the searches that ask for it.
@@ -84,7 +116,7 @@ impl Opened {
 /// Opens an index folder (or file) and, when it has embeddings and the mode needs them, its model.
 pub fn open(path: &Path, mode: SearchMode) -> Result<Opened> {
     let at = |e: Error| Error::InvalidIndex(format!("{}: {e}", path.display()));
-    if path.join(fragment::META_FILE).is_file() && !path.join(INDEX_FILE).is_file() {
+    if path.join(META_FILE).is_file() && !path.join(INDEX_FILE).is_file() {
         let folder = Folder::open(path).map_err(at)?;
         let embedder = match &folder.index.meta().vectors {
             Some(v) if mode != SearchMode::Lexical => Some(crate::searcher::load_checked_model(

@@ -18,7 +18,7 @@ use crate::index::{format, Index};
 #[cfg(feature = "model")]
 use crate::rerank::Reranker;
 use crate::search::expand::{expand, Expanded};
-use crate::search::{self, answer, now_ms, QueryContext, Whole};
+use crate::search::{self, answer, now_ms, Query, QueryContext, Step, Whole};
 use crate::store::rows::{RowRequest, StaticTable};
 
 /// Cheap to clone (the index and the model are shared), so a shell can attach a model to a copy
@@ -134,7 +134,11 @@ impl Searcher {
     /// there. Empty when the model answers the search, or the index has no static tier.
     pub fn static_rows_needed(&self, query: &str, options: &SearchOptions) -> Vec<RowRequest> {
         match &self.statics {
-            Some(table) if self.wants_static(options) => table.missing(&self.static_terms(query)),
+            Some(table) if self.wants_static(options) => match self.query(query) {
+                Ok(query) => table.missing(&self.static_terms(&query)),
+                // The search says what is wrong with the query.
+                Err(_) => Vec::new(),
+            },
             _ => Vec::new(),
         }
     }
@@ -164,7 +168,11 @@ impl Searcher {
                     && self.has_vectors()
                     && !self.wants_static(options) =>
             {
-                embedder.missing_rows(&model_text(query, self.expansion(query, options).as_ref()))
+                let query = self.query(query)?;
+                embedder.missing_rows(&model_text(
+                    query.text,
+                    self.expansion(&query, options).as_ref(),
+                ))
             }
             _ => Ok(Vec::new()),
         }
@@ -198,17 +206,17 @@ impl Searcher {
     }
 
     /// The query's terms as the static tier weighs them.
-    fn static_terms(&self, query: &str) -> Vec<(u32, f32)> {
-        crate::statics::query_terms(&self.index.lexical, &self.index.analyzer().terms(query))
+    fn static_terms(&self, query: &Query) -> Vec<(u32, f32)> {
+        crate::statics::query_terms(&self.index.lexical, &query.terms)
     }
 
     /// The model's embedding of the query, when the mode wants one, the model makes it (the
     /// static tier is the search's to run) and the query has something to search. With `fuzzy`,
     /// the model reads the query with its typos corrected, from the expansion made here once
     /// and handed to the search.
-    fn prepare(&self, query: &str, options: &SearchOptions) -> Result<Prepared> {
+    fn prepare(&self, query: &Query, options: &SearchOptions) -> Result<Prepared> {
         let expanded = self.expansion(query, options);
-        let nothing = !options.prefix && self.index.analyzer().terms(query).is_empty();
+        let nothing = !options.prefix && query.terms.is_empty();
         if options.mode == SearchMode::Lexical
             || !self.has_vectors()
             || nothing
@@ -219,18 +227,18 @@ impl Searcher {
                 expanded,
             });
         }
-        let vector = self.embed_query(&model_text(query, expanded.as_ref()))?;
+        let vector = self.embed_query(&model_text(query.text, expanded.as_ref()))?;
         Ok(Prepared { vector, expanded })
     }
 
     /// The query's expansion, made before the search when the model reads the query corrected
     /// (`fuzzy`, a search by meaning, the model and not the static tier).
-    fn expansion(&self, query: &str, options: &SearchOptions) -> Option<Expanded> {
+    fn expansion(&self, query: &Query, options: &SearchOptions) -> Option<Expanded> {
         (options.fuzzy.is_on()
             && options.mode != SearchMode::Lexical
             && self.has_vectors()
             && !self.wants_static(options))
-        .then(|| expand(&self.index.lexical, &self.index.analyzer(), query, options))
+        .then(|| expand(&self.index.lexical, query, options))
     }
 
     /// The query's context: its vector and expansion as prepared, with the loaded models.
@@ -285,13 +293,9 @@ impl Searcher {
     /// Runs a search. A semantic or hybrid search embeds the query with the model when it is
     /// loaded, else with the static tier; until either can, a hybrid search answers lexically.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
-        let prepared = self.prepare(query, options)?;
-        search::answered(answer::search(
-            &self.source(),
-            query,
-            self.context(&prepared, options),
-            options,
-        )?)
+        self.answer(query, options, |source, query, context| {
+            answer::search(source, query, context, options)
+        })
     }
 
     /// Runs a search with a query embedding the caller computed (normalized, of the index's
@@ -302,8 +306,9 @@ impl Searcher {
         vector: &[f32],
         options: &SearchOptions,
     ) -> Result<Vec<SearchHit>> {
+        let query = self.query(query)?;
         let context = self.with_models(QueryContext::given(vector, options), options);
-        search::answered(answer::search(&self.source(), query, context, options)?)
+        search::answered(answer::search(&self.source(), &query, context, options)?)
     }
 
     /// Searches and groups the hits by document.
@@ -312,27 +317,38 @@ impl Searcher {
         query: &str,
         options: &DocumentSearchOptions,
     ) -> Result<DocumentSearchResponse> {
-        let prepared = self.prepare(query, &options.search)?;
-        let context = self.context(&prepared, &options.search);
-        search::answered(answer::search_documents(
-            &self.source(),
-            query,
-            context,
-            options,
-            now_ms,
-        )?)
+        self.answer(query, &options.search, |source, query, context| {
+            answer::search_documents(source, query, context, options, now_ms)
+        })
     }
 
     /// The best chunks for a query that fit a token budget, as a prompt, with every candidate
     /// considered.
     pub fn build_context(&self, query: &str, options: &ContextOptions) -> Result<ContextResponse> {
-        let prepared = self.prepare(query, &options.search)?;
-        let context = self.context(&prepared, &options.search);
-        search::answered(answer::build_context(
+        self.answer(query, &options.search, |source, query, context| {
+            answer::build_context(source, query, context, options)
+        })
+    }
+
+    /// `query` analyzed with the index's analyzer.
+    fn query<'q>(&self, query: &'q str) -> Result<Query<'q>> {
+        Query::new(&self.index.analyzer(), query)
+    }
+
+    /// One answer: the query analyzed and prepared once (its expansion and the model's vector,
+    /// when the model embeds it), then `run` against the index.
+    fn answer<T>(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        run: impl FnOnce(&Whole<'_>, &Query, QueryContext<'_>) -> Result<Step<T>>,
+    ) -> Result<T> {
+        let query = self.query(query)?;
+        let prepared = self.prepare(&query, options)?;
+        search::answered(run(
             &self.source(),
-            query,
-            context,
-            options,
+            &query,
+            self.context(&prepared, options),
         )?)
     }
 }
@@ -346,7 +362,6 @@ fn model_text<'a>(query: &'a str, expanded: Option<&Expanded>) -> std::borrow::C
 
 /// What a search prepares before it runs: the model's embedding of the query, and its
 /// expansion when the model reads a corrected query.
-#[derive(Default)]
 struct Prepared {
     vector: Option<Vec<f32>>,
     expanded: Option<Expanded>,

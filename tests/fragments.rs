@@ -21,7 +21,7 @@ use cairn::index::format;
 use cairn::index::DocLink;
 use cairn::rerank::Reranker;
 use cairn::search::expand::expand;
-use cairn::search::QueryContext;
+use cairn::search::{answer, Query, QueryContext, Source};
 use cairn::store::envelope::gunzip;
 use cairn::Searcher;
 use common::ok;
@@ -205,6 +205,23 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
     ]
 }
 
+/// `query` analyzed as the fragments' engine reads it.
+fn query_of<'q>(index: &Fragmented, query: &'q str) -> cairn::Result<Query<'q>> {
+    Query::new(&index.analyzer(), query)
+}
+
+/// A search of the fragments in `folder`, fetching what each step needs.
+fn search(
+    folder: &mut Folder,
+    query: &str,
+    context: QueryContext<'_>,
+    options: &SearchOptions,
+) -> cairn::Result<Vec<cairn::hit::SearchHit>> {
+    folder.run(context.reranker, |i| {
+        answer::search(i, &query_of(i, query)?, context, options)
+    })
+}
+
 /// Asserts that the fragments in `dir` answer every query as `single` does.
 fn same_answers(
     single: &Searcher,
@@ -229,7 +246,8 @@ fn same_answers(
                     .fuzzy
                     .is_on()
                     .then(|| {
-                        expand(&index.lexical, &index.analyzer(), query, &options).corrected(query)
+                        let analyzed = Query::new(&index.analyzer(), query).unwrap();
+                        expand(&index.lexical, &analyzed, &options).corrected(query)
                     })
                     .flatten();
                 let vector = match embedder {
@@ -247,7 +265,11 @@ fn same_answers(
                     reranker: Some(reranker),
                     expanded: None,
                 };
-                let got = folder.search(query, context, &options).unwrap();
+                let got = folder
+                    .run(context.reranker, |i| {
+                        answer::search(i, &query_of(i, query)?, context, &options)
+                    })
+                    .unwrap();
                 assert_eq!(
                     serde_json::to_value(&got).unwrap(),
                     serde_json::to_value(&expected).unwrap(),
@@ -260,8 +282,17 @@ fn same_answers(
                     ..ContextOptions::default()
                 };
                 assert_eq!(
-                    serde_json::to_value(folder.build_context(query, context, &budget).unwrap())
-                        .unwrap(),
+                    serde_json::to_value(
+                        folder
+                            .run(context.reranker, |i| answer::build_context(
+                                i,
+                                &query_of(i, query)?,
+                                context,
+                                &budget
+                            ))
+                            .unwrap()
+                    )
+                    .unwrap(),
                     serde_json::to_value(single.build_context(query, &budget).unwrap()).unwrap(),
                     "buildContext {query:?} with {options:?}"
                 );
@@ -279,7 +310,19 @@ fn same_answers(
                         serde_json::to_value(r).unwrap()
                     };
                     assert_eq!(
-                        untimed(folder.search_documents(query, context, &documents).unwrap()),
+                        untimed(
+                            folder
+                                .run(context.reranker, |i| {
+                                    answer::search_documents(
+                                        i,
+                                        &query_of(i, query)?,
+                                        context,
+                                        &documents,
+                                        || 0.0,
+                                    )
+                                })
+                                .unwrap()
+                        ),
                         untimed(single.search_documents(query, &documents).unwrap()),
                         "searchDocuments {query:?} with {documents:?}"
                     );
@@ -351,16 +394,16 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
         ..SearchOptions::default()
     };
     let mut folder = Folder::open(&fragments).unwrap();
-    let hits = folder
-        .search(
-            "alpine",
-            QueryContext {
-                now_ms: NOW,
-                ..QueryContext::default()
-            },
-            &summaries,
-        )
-        .unwrap();
+    let hits = search(
+        &mut folder,
+        "alpine",
+        QueryContext {
+            now_ms: NOW,
+            ..QueryContext::default()
+        },
+        &summaries,
+    )
+    .unwrap();
     assert_eq!(
         serde_json::to_value(&hits).unwrap(),
         serde_json::to_value(single.search("alpine", &summaries).unwrap()).unwrap()
@@ -419,7 +462,9 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
                     ..QueryContext::default()
                 };
                 let expected = single.search(query, &options);
-                let got = folder.search(query, context, &options);
+                let got = folder.run(context.reranker, |i| {
+                    answer::search(i, &query_of(i, query)?, context, &options)
+                });
                 match (got, expected) {
                     (Ok(got), Ok(expected)) => assert_eq!(
                         serde_json::to_value(&got).unwrap(),
@@ -460,7 +505,11 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
             now: Some(NOW),
             ..SearchOptions::default()
         };
-        let hits = folder.search(query, context, &options).unwrap();
+        let hits = folder
+            .run(context.reranker, |i| {
+                answer::search(i, &query_of(i, query)?, context, &options)
+            })
+            .unwrap();
         assert_eq!(hits.len(), exact.len().min(1), "{query:?}");
         for h in &hits {
             assert_eq!(exact.get(&h.id), Some(&h.score), "{query:?}: {}", h.id);
@@ -485,7 +534,17 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
         let vector = embedder.embed(query).unwrap();
         let context = with_vector(&vector, &embedder);
         assert_eq!(
-            serde_json::to_value(narrow.search(query, context, &every).unwrap()).unwrap(),
+            serde_json::to_value(
+                narrow
+                    .run(context.reranker, |i| answer::search(
+                        i,
+                        &query_of(i, query)?,
+                        context,
+                        &every
+                    ))
+                    .unwrap()
+            )
+            .unwrap(),
             serde_json::to_value(single.search(query, &every).unwrap()).unwrap(),
             "{query:?}"
         );
@@ -526,8 +585,7 @@ fn a_damaged_or_missing_fragment_fails_its_query_and_nothing_else() {
     let (pack, ..) = folder.index.address(text).unwrap();
     std::fs::remove_file(fragments.join("p").join(pack)).unwrap();
 
-    let error = folder
-        .search("coffee", QueryContext::default(), &plain)
+    let error = search(&mut folder, "coffee", QueryContext::default(), &plain)
         .unwrap_err()
         .to_string();
     assert!(
@@ -536,29 +594,29 @@ fn a_damaged_or_missing_fragment_fails_its_query_and_nothing_else() {
     );
     // Another query answers; the damaged one keeps failing, and so does a query whose hit's
     // text is missing, each with an error.
-    assert!(!folder
-        .search("東京", QueryContext::default(), &plain)
-        .unwrap()
-        .is_empty());
-    assert!(folder
-        .search("coffee", QueryContext::default(), &plain)
-        .is_err());
+    assert!(
+        !search(&mut folder, "東京", QueryContext::default(), &plain)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(search(&mut folder, "coffee", QueryContext::default(), &plain).is_err());
     let first = &index.chunks[0].text;
     let word = first.split_whitespace().find(|w| w.len() > 4).unwrap();
-    assert!(folder
-        .search(
-            word,
-            QueryContext::default(),
-            &SearchOptions {
-                limit: 1000,
-                ..plain.clone()
-            }
-        )
-        .is_err());
-    assert!(!folder
-        .search("東京", QueryContext::default(), &plain)
-        .unwrap()
-        .is_empty());
+    assert!(search(
+        &mut folder,
+        word,
+        QueryContext::default(),
+        &SearchOptions {
+            limit: 1000,
+            ..plain.clone()
+        }
+    )
+    .is_err());
+    assert!(
+        !search(&mut folder, "東京", QueryContext::default(), &plain)
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[test]
@@ -632,10 +690,11 @@ fn a_text_fragment_naming_a_document_the_index_lacks_is_refused() {
         now: Some(NOW),
         ..SearchOptions::default()
     };
-    assert!(!folder
-        .search("alpine", QueryContext::default(), &related)
-        .unwrap()
-        .is_empty());
+    assert!(
+        !search(&mut folder, "alpine", QueryContext::default(), &related)
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[test]

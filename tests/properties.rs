@@ -432,7 +432,7 @@ proptest! {
             let result = search(index, &query, context, &options);
             // The documented errors: a query past its limits; a semantic search of an index
             // with no vectors (unless there is nothing to search for, which has no hits).
-            let query_ok = cairn::search::query_terms(index, &query).is_ok();
+            let query_ok = cairn::search::Query::new(&index.analyzer(), &query).is_ok();
             let no_vectors = options.mode == SearchMode::Semantic && index.vectors.is_none();
             match result {
                 Ok(hits) => {

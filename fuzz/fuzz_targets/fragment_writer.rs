@@ -68,7 +68,7 @@ fuzz_target!(
         let search = cairn::hit::SearchOptions { limit: 5, ..Default::default() };
         let single = cairn::search::search(&index, &query, QueryContext::default(), &search).map(|hits| hits.into_iter().map(|h| h.id.clone()).collect::<Vec<_>>());
         for _round in 0..8 {
-            match reader.search(&query, QueryContext::default(), &search) {
+            match cairn::search::Query::new(&cairn::search::Source::analyzer(&reader), &query).and_then(|q| cairn::search::answer::search(&reader, &q, QueryContext::default(), &search)) {
                 Ok(Step::Done(hits)) => {
                     let ids: Vec<_> = hits.into_iter().map(|h| h.id.clone()).collect();
                     assert_eq!(Ok(ids), single.as_ref().map(Clone::clone).map_err(|_| ()), "fragments and the single file differ");

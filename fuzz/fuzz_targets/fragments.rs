@@ -12,7 +12,7 @@ use cairn::fragment::load::{Fragmented, Step};
 use cairn::fragment::write::{encode_meta, layout, Options};
 use cairn::store::envelope::gunzip;
 use cairn::hit::{ContextOptions, DocumentSearchOptions, Fuzzy, Rerank, SearchMode, SearchOptions};
-use cairn::search::QueryContext;
+use cairn::search::{answer, Query, QueryContext, Source};
 use cairn_fuzz::{check_hit, query_vector, sample_index, write_seeds_if_asked, Vectors};
 use libfuzzer_sys::fuzz_target;
 
@@ -83,15 +83,15 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
             type Run<'a> = Box<dyn Fn(&Fragmented, QueryContext) -> Result<Step<()>, cairn::error::Error> + 'a>;
             let runs: [Run; 3] = [
                 Box::new(|i, c| {
-                    Ok(i.search(query, c, &options)?.map(|hits| {
+                    Ok(answer::search(i, &Query::new(&i.analyzer(), query)?, c, &options)?.map(|hits| {
                         for hit in &hits {
                             check_hit(hit);
                             assert!(hit.score.is_finite(), "a hit scored {}", hit.score);
                         }
                     }))
                 }),
-                Box::new(|i, c| Ok(i.search_documents(query, c, &documents, || 0.0)?.map(|_| ()))),
-                Box::new(|i, c| Ok(i.build_context(query, c, &context_options)?.map(|_| ()))),
+                Box::new(|i, c| Ok(answer::search_documents(i, &Query::new(&i.analyzer(), query)?, c, &documents, || 0.0)?.map(|_| ()))),
+                Box::new(|i, c| Ok(answer::build_context(i, &Query::new(&i.analyzer(), query)?, c, &context_options)?.map(|_| ()))),
             ];
             for run in &runs {
             for _round in 0..12 {

@@ -8,7 +8,7 @@ use cairn::index::vector::{GraphSettings, ModelIdentity, Precision};
 use cairn::index::{Chunk, Document, Index, IndexSettings, Timestamp};
 use cairn::ingest::{RawLink, SourceDocument};
 use cairn::search::answer::{build_context, search_documents};
-use cairn::search::{answered, search, QueryContext, Whole};
+use cairn::search::{answered, search, Query, QueryContext, Whole};
 
 /// Dimension of the stand-in embeddings.
 pub const DIM: usize = 8;
@@ -309,7 +309,7 @@ pub fn exercise(index: &Index, query: &str, options: &SearchOptions, vector: Opt
 }
 
 pub fn exercise_documents(index: &Index, query: &str, options: &DocumentSearchOptions, context: QueryContext<'_>) {
-    if let Ok(response) = search_documents(&Whole { index, statics: None }, query, context, options, || 0.0).and_then(answered) {
+    if let Ok(response) = Query::new(&index.analyzer(), query).and_then(|q| search_documents(&Whole { index, statics: None }, &q, context, options, || 0.0)).and_then(answered) {
         assert!(response.results.len() <= options.search.limit as usize);
         for result in &response.results {
             for chunk in &result.chunks {
@@ -322,7 +322,7 @@ pub fn exercise_documents(index: &Index, query: &str, options: &DocumentSearchOp
 }
 
 pub fn exercise_context(index: &Index, query: &str, options: &ContextOptions, context: QueryContext<'_>) {
-    if let Ok(response) = build_context(&Whole { index, statics: None }, query, context, options).and_then(answered) {
+    if let Ok(response) = Query::new(&index.analyzer(), query).and_then(|q| build_context(&Whole { index, statics: None }, &q, context, options)).and_then(answered) {
         // The documented invariant: the admitted fragments in prompt order, joined by a blank
         // line, are the prompt.
         let mut admitted: Vec<_> = response.candidates.iter().filter(|c| c.admitted).collect();

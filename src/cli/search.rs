@@ -72,14 +72,10 @@ pub(super) fn run_search(
                 serde_json::to_value(searcher.search(query, &request.parse::<SearchOptions>()?)?)?
             }
             Output::Documents => serde_json::to_value(
-                searcher
-                    .searcher()?
-                    .search_documents(query, &request.parse::<DocumentSearchOptions>()?)?,
+                searcher.search_documents(query, &request.parse::<DocumentSearchOptions>()?)?,
             )?,
             Output::Context => serde_json::to_value(
-                searcher
-                    .searcher()?
-                    .build_context(query, &request.parse::<ContextOptions>()?)?,
+                searcher.build_context(query, &request.parse::<ContextOptions>()?)?,
             )?,
         })
     };

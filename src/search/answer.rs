@@ -3,11 +3,11 @@
 //! Each ranks with `retrieve`, then wants the text of what it shows and builds it from the
 //! source's `View`.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use super::retrieve::{rerank, retrieve, with_static, Retrieval};
 use super::source::{Need, Source, Step, Wait};
-use super::{documents, Candidate, QueryContext, Retrieved};
+use super::{documents, Candidate, Query, QueryContext, Retrieved};
 use crate::error::Result;
 use crate::hit::{
     ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, ScoreKind,
@@ -18,7 +18,7 @@ use crate::order;
 /// A search's hits, or what it needs first.
 pub fn search<S: Source + ?Sized>(
     source: &S,
-    query: &str,
+    query: &Query,
     context: QueryContext<'_>,
     options: &SearchOptions,
 ) -> Result<Step<Vec<SearchHit>>> {
@@ -28,7 +28,7 @@ pub fn search<S: Source + ?Sized>(
 /// A prompt's context (`buildContext`) from the hits of its search.
 pub fn build_context<S: Source + ?Sized>(
     source: &S,
-    query: &str,
+    query: &Query,
     context: QueryContext<'_>,
     options: &ContextOptions,
 ) -> Result<Step<ContextResponse>> {
@@ -40,7 +40,7 @@ pub fn build_context<S: Source + ?Sized>(
 /// The hits of a search, with the scale of their scores.
 fn hits<S: Source + ?Sized>(
     source: &S,
-    query: &str,
+    query: &Query,
     context: QueryContext<'_>,
     options: &SearchOptions,
 ) -> Result<Step<(Vec<SearchHit>, ScoreKind)>> {
@@ -48,7 +48,7 @@ fn hits<S: Source + ?Sized>(
         Ok(r) => r,
         Err(step) => return Ok(step),
     };
-    if let Some(wait) = rerank(source, query, &mut r.retrieved, options, context)? {
+    if let Some(wait) = rerank(source, query.text, &mut r.retrieved, options, context)? {
         return Ok(wait.widen());
     }
     let chosen: Vec<Candidate> = r
@@ -59,7 +59,7 @@ fn hits<S: Source + ?Sized>(
         .cloned()
         .collect();
     // The text of the hits shown, and of their neighbors.
-    let mut wanted = BTreeSet::new();
+    let mut wanted = Vec::new();
     for c in &chosen {
         let all = source.chunks_of(source.doc_of(c.chunk));
         let from = c.chunk.saturating_sub(options.expand).max(all.start);
@@ -87,7 +87,7 @@ fn hits<S: Source + ?Sized>(
     let Some(lexical) = lexical else {
         return Ok(Step::Done((Vec::new(), score_kind)));
     };
-    let view = source.view(&wanted, lexical);
+    let view = source.view(&sorted(wanted), lexical);
     let in_view = |candidates: &mut dyn Iterator<Item = &Candidate>| -> Vec<Candidate> {
         candidates
             .filter_map(|c| {
@@ -131,7 +131,7 @@ fn related<S: Source + ?Sized>(
     direct: &[u32],
     retrieved: &Retrieved,
     options: &SearchOptions,
-    wanted: &mut BTreeSet<u32>,
+    wanted: &mut Vec<u32>,
 ) -> std::result::Result<Vec<(Candidate, usize, Via)>, Wait> {
     let mut best: HashMap<u32, &Candidate> = HashMap::new();
     for c in &retrieved.candidates {
@@ -166,7 +166,7 @@ fn related<S: Source + ?Sized>(
                 };
                 if found.len() < most {
                     if let Some(c) = &shown {
-                        wanted.insert(c.chunk);
+                        wanted.push(c.chunk);
                         source.want_text(c.chunk, &mut need);
                     }
                 }
@@ -195,8 +195,15 @@ fn related<S: Source + ?Sized>(
     Ok(found)
 }
 
+/// `chunks` in order, each once.
+fn sorted(mut chunks: Vec<u32>) -> Vec<u32> {
+    order::sort(&mut chunks);
+    chunks.dedup();
+    chunks
+}
+
 /// The text of `chunks` not held yet, as a step; none when all are in.
-fn texts_needed<S: Source + ?Sized>(source: &S, chunks: &BTreeSet<u32>) -> Option<Wait> {
+fn texts_needed<S: Source + ?Sized>(source: &S, chunks: &[u32]) -> Option<Wait> {
     let mut need = Need::default();
     for &c in chunks {
         source.want_text(c, &mut need);
@@ -210,7 +217,7 @@ fn texts_needed<S: Source + ?Sized>(source: &S, chunks: &BTreeSet<u32>) -> Optio
 /// or the facets; reranked once, on that pool; the facets counted over every matching document.
 pub fn search_documents<S: Source + ?Sized>(
     source: &S,
-    query: &str,
+    query: &Query,
     context: QueryContext<'_>,
     options: &DocumentSearchOptions,
     clock_ms: impl Fn() -> f64,
@@ -234,7 +241,7 @@ pub fn search_documents<S: Source + ?Sized>(
         }
     };
     let (order, matched) = if search.rerank.is_some() {
-        if let Some(wait) = rerank(source, query, &mut r.retrieved, &search, context)? {
+        if let Some(wait) = rerank(source, query.text, &mut r.retrieved, &search, context)? {
             return Ok(wait.widen());
         }
         documents::group_by(&r.retrieved.candidates, &doc_of)
@@ -255,7 +262,7 @@ pub fn search_documents<S: Source + ?Sized>(
     // options show them.
     let shown = &order[..order.len().min(options.search.limit as usize)];
     let whole = !options.only_matching_chunks || options.include_full_docs;
-    let mut wanted_chunks = BTreeSet::new();
+    let mut wanted_chunks = Vec::new();
     for doc in shown {
         if whole {
             wanted_chunks.extend(source.chunks_of(*doc));
@@ -268,7 +275,7 @@ pub fn search_documents<S: Source + ?Sized>(
     }
     let results = match r.lexical {
         Some(lexical) => {
-            let view = source.view(&wanted_chunks, lexical);
+            let view = source.view(&sorted(wanted_chunks), lexical);
             let in_view = |doc: &u32| {
                 view.document(*doc)
                     .expect("a shown document is in the view")

@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use fst::automaton::Levenshtein;
 
-use crate::analyze::Analyzer;
+use super::query::Query;
 use crate::hit::{Expansion, ExpansionKind, SearchOptions};
 use crate::index::lexical::{LexicalIndex, QueryWord};
 
@@ -57,16 +57,11 @@ impl Expanded {
     }
 }
 
-pub fn expand(
-    index: &LexicalIndex,
-    analyzer: &Analyzer,
-    query: &str,
-    options: &SearchOptions,
-) -> Expanded {
+pub fn expand(index: &LexicalIndex, query: &Query, options: &SearchOptions) -> Expanded {
     let mut words = Vec::new();
     let mut expansions = Vec::new();
     let mut corrections = Vec::new();
-    let tokens = analyzer.tokens(query);
+    let tokens = &query.tokens;
     // The query's own terms: a typo's correction is never one of them (in "hyperpituitarism and
     // hypopituitarism" the first word is not a misspelling of the second, which the query has).
     let mut own_terms: Vec<u32> = tokens
@@ -76,22 +71,21 @@ pub fn expand(
     crate::order::sort(&mut own_terms);
     own_terms.dedup();
     let mut fuzzy_words = 0;
-    for token in &tokens {
+    for (token, folded) in tokens.iter().zip(&query.folded) {
         let exact = index.term_id(&token.term);
         let mut word = QueryWord {
             alternatives: exact.map(|t| vec![(t, 1.0)]).unwrap_or_default(),
         };
         if exact.is_none() && fuzzy_words < FUZZY_WORDS {
             fuzzy_words += 1;
-            let folded = analyzer.fold(&query[token.start..token.end]);
-            let found = fuzzy(index, &folded, options, &own_terms);
+            let found = fuzzy(index, folded, options, &own_terms);
             if let Some((word, ..)) = found.first() {
                 corrections.push((token.start..token.end, word.clone()));
             }
             for (found, t, weight) in found {
                 expansions.push(expansion(
                     index,
-                    &folded,
+                    folded,
                     found,
                     t,
                     ExpansionKind::Fuzzy,
@@ -105,11 +99,12 @@ pub fn expand(
         }
     }
     if options.prefix {
-        if let Some((start, typed)) = typing(query) {
-            let folded = analyzer.fold(typed);
+        if let Some(typed) = &query.typed {
+            let (start, folded) = (typed.start, &typed.folded);
             // A finished stop word after other words ("how to") is not being typed further.
-            let stop_word = analyzer.terms(typed).is_empty();
-            if folded.chars().count() >= PREFIX_MIN_CHARS && !(stop_word && !tokens.is_empty()) {
+            if folded.chars().count() >= PREFIX_MIN_CHARS
+                && !(typed.stop_word && !tokens.is_empty())
+            {
                 // The typed word's own query word, if it has one, gains the completions.
                 let own = tokens.iter().position(|t| t.start == start).and_then(|i| {
                     let term = index.term_id(&tokens[i].term)?;
@@ -124,13 +119,13 @@ pub fn expand(
                     Some(i) => &mut words[i],
                     None => &mut completions,
                 };
-                for (found, t, weight) in prefixed(index, &folded) {
+                for (found, t, weight) in prefixed(index, folded) {
                     if target.alternatives.iter().any(|a| a.0 == t) {
                         continue;
                     }
                     expansions.push(expansion(
                         index,
-                        &folded,
+                        folded,
                         found,
                         t,
                         ExpansionKind::Prefix,
@@ -149,14 +144,6 @@ pub fn expand(
         expansions,
         corrections,
     }
-}
-
-/// The word being typed: the query's last word, when nothing (no space, no punctuation) follows
-/// it; with its byte offset.
-pub(crate) fn typing(query: &str) -> Option<(usize, &str)> {
-    use unicode_segmentation::UnicodeSegmentation;
-    let (start, word) = query.unicode_word_indices().last()?;
-    (start + word.len() == query.len()).then_some((start, word))
 }
 
 fn expansion(

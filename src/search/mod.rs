@@ -13,6 +13,7 @@ pub mod filter;
 pub mod fuse;
 pub mod highlight;
 mod hits;
+pub mod query;
 pub mod retrieve;
 pub mod source;
 
@@ -21,6 +22,7 @@ use crate::hit::{Expansion, ScoreKind, SearchHit, SearchMode, SearchOptions};
 use crate::index::Index;
 pub use fuse::Candidate;
 pub use hits::{build_hits, chunk_id};
+pub use query::Query;
 pub use source::{Source, Step, Whole};
 
 /// A search of the whole index `index` (no static tier): its hits.
@@ -30,12 +32,13 @@ pub fn search(
     context: QueryContext<'_>,
     options: &SearchOptions,
 ) -> Result<Vec<SearchHit>> {
+    let query = Query::new(&index.analyzer(), query)?;
     answered(answer::search(
         &Whole {
             index,
             statics: None,
         },
-        query,
+        &query,
         context,
         options,
     )?)
@@ -252,34 +255,6 @@ pub(crate) fn pool(options: &SearchOptions) -> usize {
         .map(|c| c as usize)
         .unwrap_or(100)
         .max(options.limit as usize)
-}
-
-/// The query's terms, after checking the query is within the limits.
-pub fn query_terms(index: &Index, query: &str) -> Result<Vec<String>> {
-    analyze_query(&index.analyzer(), query)
-}
-
-/// [`query_terms`] with the analyzer an index was built with.
-pub(crate) fn analyze_query(
-    analyzer: &crate::analyze::Analyzer,
-    query: &str,
-) -> Result<Vec<String>> {
-    let chars = query.chars().count();
-    if chars > limits::QUERY_CHARS {
-        return Err(Error::InvalidInput(format!(
-            "the query has {chars} characters; cairn searches at most {} (shorten it)",
-            limits::QUERY_CHARS
-        )));
-    }
-    let terms = analyzer.terms(query);
-    if terms.len() > limits::QUERY_TERMS {
-        return Err(Error::InvalidInput(format!(
-            "the query has {} terms (stop words left out); cairn searches at most {} (shorten it)",
-            terms.len(),
-            limits::QUERY_TERMS
-        )));
-    }
-    Ok(terms)
 }
 
 pub(crate) fn validate(options: &SearchOptions) -> Result<()> {

@@ -7,8 +7,7 @@
 //! partitions and records as each becomes known).
 
 use super::source::{Held, Need, Source, Step, Wait};
-use super::{expand, filter, Candidate, QueryContext, Retrieved};
-use crate::analyze::Analyzer;
+use super::{expand, filter, Candidate, Query, QueryContext, Retrieved};
 use crate::error::{Error, Result};
 use crate::hit::{Encoder, ScoreKind, SearchMode, SearchOptions};
 use crate::index::lexical::LexicalIndex;
@@ -59,7 +58,7 @@ pub(crate) fn with_static<'a>(
 /// The fused (and recency-boosted) candidates, best first, before any reranking.
 pub(crate) fn retrieve<'s, S: Source + ?Sized>(
     source: &'s S,
-    query: &str,
+    query: &Query,
     context: QueryContext<'_>,
     options: &SearchOptions,
 ) -> Result<Step<Retrieval<'s>>> {
@@ -70,16 +69,14 @@ pub(crate) fn retrieve<'s, S: Source + ?Sized>(
         .as_ref()
         .map(filter::Filter::parse)
         .transpose()?;
-    let analyzer = Analyzer::new(source.settings().analyzer.clone());
-    let mut query_terms = super::analyze_query(&analyzer, query)?;
+    let mut query_terms = query.terms.clone();
     // The word being typed, whose completions are searched: even a lone stop word ("the") may
     // complete to indexed words.
-    let typed = options
-        .prefix
-        .then(|| expand::typing(query))
-        .flatten()
-        .map(|(_, word)| analyzer.fold(word))
-        .filter(|w| w.chars().count() >= expand::PREFIX_MIN_CHARS);
+    let typed = query
+        .typed
+        .as_ref()
+        .filter(|t| options.prefix && t.folded.chars().count() >= expand::PREFIX_MIN_CHARS)
+        .map(|t| t.folded.clone());
     // No terms of its own (`empty`), and none it could complete to (`nothing`).
     let empty = query_terms.is_empty() && !context.vector_from_caller;
     let nothing = empty && typed.is_none();
@@ -156,12 +153,11 @@ pub(crate) fn retrieve<'s, S: Source + ?Sized>(
 
     // The words a misspelled word is looked for among (those that share its first letter).
     let mut fuzzy_words = 0;
-    for token in analyzer.tokens(query) {
+    for (token, folded) in query.tokens.iter().zip(&query.folded) {
         if source.has_term(&token.term) || fuzzy_words == expand::FUZZY_WORDS {
             continue;
         }
         fuzzy_words += 1;
-        let folded = analyzer.fold(&query[token.start..token.end]);
         let chars = folded.chars().count();
         if let Some(first) = folded
             .chars()
@@ -183,7 +179,7 @@ pub(crate) fn retrieve<'s, S: Source + ?Sized>(
     let expanded = match context.expanded {
         Some(expanded) => expanded,
         None => {
-            made = expand::expand(&lexical, &analyzer, query, options);
+            made = expand::expand(&lexical, query, options);
             &made
         }
     };

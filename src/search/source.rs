@@ -3,7 +3,6 @@
 //! been fetched so far and names what it still needs (`Need`), so a search is a `Step`: its
 //! answer, or what to add before asking again.
 
-use std::collections::BTreeSet;
 use std::ops::{Deref, Range};
 
 use serde::Serialize;
@@ -69,7 +68,8 @@ impl<T> Step<T> {
 /// What a search found missing so far in one round: the fragments and vector records to fetch.
 #[derive(Default)]
 pub struct Need {
-    pub fragments: BTreeSet<u32>,
+    /// In any order, perhaps more than once (the step names each once, in order).
+    pub fragments: Vec<u32>,
     pub records: Vec<(u32, u32)>,
 }
 
@@ -81,8 +81,10 @@ impl Need {
     /// The step that fetches what is missing, when anything is.
     pub(crate) fn wait(&mut self) -> Option<Wait> {
         (!self.is_empty()).then(|| {
-            let need = std::mem::take(self);
-            Step::Need(need.fragments.into_iter().collect(), need.records)
+            let mut need = std::mem::take(self);
+            crate::order::sort(&mut need.fragments);
+            need.fragments.dedup();
+            Step::Need(need.fragments, need.records)
         })
     }
 }
@@ -104,30 +106,32 @@ impl<T> Deref for Held<'_, T> {
 }
 
 /// The chunks a search shows as an `Index` hits are built from: the whole index, or a small one
-/// of just those chunks and the documents they need, with where each is in it.
+/// of just those chunks and the documents they need, with the source's numbers of each.
 pub struct View<'a> {
     pub index: Held<'a, Index>,
-    /// Each chunk's number in the view (None: the source's numbers).
-    pub chunks: Option<std::collections::HashMap<u32, u32>>,
-    /// The source's number of each of the view's documents (None: the same numbers).
+    /// The source's number of each of the view's chunks, in order (None: the same numbers).
+    pub chunks: Option<Vec<u32>>,
+    /// The source's number of each of the view's documents, in order (None: the same numbers).
     pub documents: Option<Vec<u32>>,
+}
+
+/// `n`'s position among `numbers` (sorted), if it is one of them; `n` itself without them.
+fn position(numbers: &Option<Vec<u32>>, n: u32) -> Option<u32> {
+    match numbers {
+        Some(numbers) => numbers.binary_search(&n).ok().map(|i| i as u32),
+        None => Some(n),
+    }
 }
 
 impl View<'_> {
     /// Chunk `chunk`'s number in the view, if it is in it.
     pub fn chunk(&self, chunk: u32) -> Option<u32> {
-        match &self.chunks {
-            Some(map) => map.get(&chunk).copied(),
-            None => Some(chunk),
-        }
+        position(&self.chunks, chunk)
     }
 
     /// Document `doc`'s number in the view, if it is in it.
     pub fn document(&self, doc: u32) -> Option<u32> {
-        match &self.documents {
-            Some(documents) => documents.binary_search(&doc).ok().map(|i| i as u32),
-            None => Some(doc),
-        }
+        position(&self.documents, doc)
     }
 
     /// A mask over the source's documents, as a mask over the view's.
@@ -143,6 +147,10 @@ impl View<'_> {
 /// fetch before the matching reader can answer; a source that holds everything adds nothing.
 pub trait Source {
     fn settings(&self) -> &IndexSettings;
+    /// The analyzer the index was built with: what a `Query` of it is made with.
+    fn analyzer(&self) -> crate::analyze::Analyzer {
+        crate::analyze::Analyzer::new(self.settings().analyzer.clone())
+    }
     fn chunk_count(&self) -> usize;
     fn document_count(&self) -> usize;
     fn doc_of(&self, chunk: u32) -> u32;
@@ -196,8 +204,8 @@ pub trait Source {
     fn links_from(&self, doc: u32) -> Vec<DocLink>;
     /// The text a cross-encoder reads of chunk `chunk` (wanted before).
     fn indexed_text(&self, chunk: u32) -> String;
-    /// The `chunks` (their text wanted before) as an index to build hits from, with `lexical`.
-    fn view<'a>(&'a self, chunks: &BTreeSet<u32>, lexical: Held<'a, LexicalIndex>) -> View<'a>;
+    /// The `chunks` (sorted, each once; their text wanted before) as an index to build hits from, with `lexical`.
+    fn view<'a>(&'a self, chunks: &[u32], lexical: Held<'a, LexicalIndex>) -> View<'a>;
     /// The cross-encoder `model`'s scores of `chunks` for `query`, when they were added.
     fn rerank_scores(&self, model: &str, query: &str, chunks: &[u32]) -> Option<&[f32]>;
 }
@@ -283,7 +291,7 @@ impl Source for Whole<'_> {
         let c = &self.index.chunks[chunk as usize];
         crate::index::indexed_text(self.index.document_of(c), c)
     }
-    fn view<'a>(&'a self, _: &BTreeSet<u32>, _: Held<'a, LexicalIndex>) -> View<'a> {
+    fn view<'a>(&'a self, _: &[u32], _: Held<'a, LexicalIndex>) -> View<'a> {
         View {
             index: Held::Borrowed(self.index),
             chunks: None,

@@ -5,9 +5,10 @@ use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
 
-use crate::fragment::load::Fragmented;
+use crate::fragment::load::{Fragmented, Step};
+use crate::fragment::FragmentStep;
 use crate::hit::{ContextOptions, DocumentSearchOptions, SearchOptions};
-use crate::search::QueryContext;
+use crate::search::{answer, now_ms, Query, QueryContext, Source};
 
 use super::*;
 
@@ -45,10 +46,14 @@ impl FragmentedIndex {
     ) -> Result<JsValue, JsError> {
         let (query, options) = query_and_options(&query, options)?;
         let vector = optional_vector(vector)?;
-        self.step(
+        let context = QueryContext::new(vector.as_deref(), &options);
+        self.answer(
             &query,
-            QueryContext::new(vector.as_deref(), &options),
-            &options,
+            |index, query| answer::search(index, query, context, &options),
+            |hits| FragmentStep {
+                hits: Some(hits),
+                ..Default::default()
+            },
         )
     }
 
@@ -65,8 +70,16 @@ impl FragmentedIndex {
             string(&query, "the query")?,
             float_array(&vector, "the vector")?,
         );
-        let options = parse_options(options)?;
-        self.step(&query, QueryContext::given(&vector, &options), &options)
+        let options: SearchOptions = parse_options(options)?;
+        let context = QueryContext::given(&vector, &options);
+        self.answer(
+            &query,
+            |index, query| answer::search(index, query, context, &options),
+            |hits| FragmentStep {
+                hits: Some(hits),
+                ..Default::default()
+            },
+        )
     }
 
     /// Document search as `SearchIndex.searchDocuments` answers it: `{ documents }`, or
@@ -85,16 +98,14 @@ impl FragmentedIndex {
         let query = string(&query, "the query")?;
         let options: DocumentSearchOptions = parse_options(options)?;
         let vector = optional_vector(vector)?;
-        let index = self.borrow()?;
         let context = QueryContext::new(vector.as_deref(), &options.search);
-        let step = index
-            .search_documents(&query, context, &options, crate::search::now_ms)
-            .map_err(js_error)?;
-        to_js(
-            &index.step(step.map(|documents| crate::fragment::FragmentStep {
+        self.answer(
+            &query,
+            |index, query| answer::search_documents(index, query, context, &options, now_ms),
+            |documents| FragmentStep {
                 documents: Some(documents),
                 ..Default::default()
-            })),
+            },
         )
     }
 
@@ -112,19 +123,14 @@ impl FragmentedIndex {
         let query = string(&query, "the query")?;
         let options: ContextOptions = parse_options(options)?;
         let vector = optional_vector(vector)?;
-        let index = self.borrow()?;
-        let step = index
-            .build_context(
-                &query,
-                QueryContext::new(vector.as_deref(), &options.search),
-                &options,
-            )
-            .map_err(js_error)?;
-        to_js(
-            &index.step(step.map(|context| crate::fragment::FragmentStep {
+        let context = QueryContext::new(vector.as_deref(), &options.search);
+        self.answer(
+            &query,
+            |index, query| answer::build_context(index, query, context, &options),
+            |context| FragmentStep {
                 context: Some(context),
                 ..Default::default()
-            })),
+            },
         )
     }
 
@@ -247,18 +253,17 @@ impl FragmentedIndex {
             .map_err(|_| js_error("the index is busy"))
     }
 
-    fn step(
+    /// A step of a search, as the JavaScript loader reads it (`wrap` puts the answer in).
+    fn answer<T>(
         &self,
         query: &str,
-        context: QueryContext<'_>,
-        options: &SearchOptions,
+        step: impl FnOnce(&Fragmented, &Query) -> crate::Result<Step<T>>,
+        wrap: impl FnOnce(T) -> FragmentStep,
     ) -> Result<JsValue, JsError> {
         let index = self.borrow()?;
-        let step = index.search(query, context, options).map_err(js_error)?;
-        to_js(&index.step(step.map(|hits| crate::fragment::FragmentStep {
-            hits: Some(hits),
-            ..Default::default()
-        })))
+        let query = Query::new(&index.analyzer(), query).map_err(js_error)?;
+        let step = step(&index, &query).map_err(js_error)?;
+        to_js(&index.step(step.map(wrap)))
     }
 }
 

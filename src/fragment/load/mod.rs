@@ -14,15 +14,11 @@ use super::{
     FRAGMENT_MAGIC, META_MAGIC,
 };
 use crate::error::{Error, Result};
-use crate::hit::{
-    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit,
-    SearchOptions,
-};
 use crate::index::format::{lengths_in_range, settings_in_range};
 use crate::index::lexical::{term_idfs, Documents};
 use crate::order;
+use crate::search;
 pub use crate::search::source::Step;
-use crate::search::{self, answer, QueryContext};
 use crate::store::envelope::{gunzip, open};
 use crate::store::rows::StaticTable;
 
@@ -541,37 +537,6 @@ impl Fragmented {
 
     pub fn has_vectors(&self) -> bool {
         self.meta.vectors.is_some()
-    }
-
-    /// Runs one search with what is loaded: its hits, or the fragments it needs first.
-    pub fn search(
-        &self,
-        query: &str,
-        context: QueryContext<'_>,
-        options: &SearchOptions,
-    ) -> Result<Step<Vec<SearchHit>>> {
-        answer::search(self, query, context, options)
-    }
-
-    /// A prompt's context (`buildContext`), or the fragments its search needs first.
-    pub fn build_context(
-        &self,
-        query: &str,
-        context: QueryContext<'_>,
-        options: &ContextOptions,
-    ) -> Result<Step<ContextResponse>> {
-        answer::build_context(self, query, context, options)
-    }
-
-    /// Document search (`searchDocuments`), or the fragments it needs first.
-    pub fn search_documents(
-        &self,
-        query: &str,
-        context: QueryContext<'_>,
-        options: &DocumentSearchOptions,
-        clock_ms: impl Fn() -> f64,
-    ) -> Result<Step<DocumentSearchResponse>> {
-        answer::search_documents(self, query, context, options, clock_ms)
     }
 
     /// Adds the cross-encoder `model`'s scores of `chunks` for `query` (what a `Score` step asked

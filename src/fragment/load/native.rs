@@ -5,11 +5,6 @@ use std::path::{Path, PathBuf};
 use super::{Fragmented, Step};
 use crate::error::{Error, Result};
 use crate::fragment::{META_FILE, PACK_DIR};
-use crate::hit::{
-    ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit,
-    SearchOptions,
-};
-use crate::search::QueryContext;
 
 /// A fragmented index read from a folder, and the bytes and fetch rounds it has read.
 pub struct Folder {
@@ -32,44 +27,9 @@ impl Folder {
         })
     }
 
-    /// Searches, fetching each round's fragments from the packs until it answers.
-    pub fn search(
-        &mut self,
-        query: &str,
-        context: QueryContext<'_>,
-        options: &SearchOptions,
-    ) -> Result<Vec<SearchHit>> {
-        self.run(context.reranker, |index| {
-            index.search(query, context, options)
-        })
-    }
-
-    /// `buildContext`, fetching as [`search`](Self::search) does.
-    pub fn build_context(
-        &mut self,
-        query: &str,
-        context: QueryContext<'_>,
-        options: &ContextOptions,
-    ) -> Result<ContextResponse> {
-        self.run(context.reranker, |index| {
-            index.build_context(query, context, options)
-        })
-    }
-
-    /// `searchDocuments`, fetching as [`search`](Self::search) does.
-    pub fn search_documents(
-        &mut self,
-        query: &str,
-        context: QueryContext<'_>,
-        options: &DocumentSearchOptions,
-    ) -> Result<DocumentSearchResponse> {
-        self.run(context.reranker, |index| {
-            index.search_documents(query, context, options, crate::search::now_ms)
-        })
-    }
-
-    /// Takes `step`s, adding what each needs, until one answers.
-    fn run<T>(
+    /// Takes `step`s (a search of `search::answer`), fetching what each needs from the packs,
+    /// until one answers.
+    pub fn run<T>(
         &mut self,
         reranker: Option<&dyn crate::search::CrossEncoder>,
         step: impl Fn(&Fragmented) -> Result<Step<T>>,

@@ -208,13 +208,13 @@ impl Fragmented {
     }
 
     /// An index of the `chunks` (loaded) and their documents, with those documents' links and
-    /// the documents at the links' other ends; where each chunk is in it; and the document
-    /// number of each of its documents.
+    /// the documents at the links' other ends; and the number of each of its chunks and
+    /// documents in the whole index.
     fn build_view(
         &self,
-        chunks: &BTreeSet<u32>,
+        chunks: &[u32],
         lexical: LexicalIndex,
-    ) -> (Index, HashMap<u32, u32>, Vec<u32>) {
+    ) -> (Index, Vec<u32>, Vec<u32>) {
         // Every document the fragments read here describe, in full or as a link's other end.
         let mut known: BTreeMap<u32, Document> = BTreeMap::new();
         let mut links: Vec<DocLink> = Vec::new();
@@ -260,14 +260,13 @@ impl Fragmented {
                 })
             })
             .collect();
-        let mut view_chunks = Vec::with_capacity(found.len());
-        let mut chunk_in_view = HashMap::with_capacity(found.len());
-        for (&c, chunk) in chunks.iter().zip(found) {
-            chunk_in_view.insert(c, view_chunks.len() as u32);
-            let mut chunk = chunk.clone();
-            chunk.doc = position[&chunk.doc];
-            view_chunks.push(chunk);
-        }
+        let view_chunks = found
+            .into_iter()
+            .map(|chunk| Chunk {
+                doc: position[&chunk.doc],
+                ..chunk.clone()
+            })
+            .collect();
         for l in &mut links {
             l.from = position[&l.from];
             l.to = position[&l.to];
@@ -281,7 +280,7 @@ impl Fragmented {
             lexical,
             None,
         );
-        (index, chunk_in_view, wanted.into_iter().collect())
+        (index, chunks.to_vec(), wanted.into_iter().collect())
     }
 }
 
@@ -357,7 +356,7 @@ impl Source for Fragmented {
     }
     fn want_vectors(&self, need: &mut Need) {
         if self.centroids.is_none() {
-            need.fragments.insert(self.meta.centroids_fragment());
+            need.fragments.push(self.meta.centroids_fragment());
         }
     }
     /// The partitions whose centroids are nearest the query, their binary codes scanned, and the
@@ -441,7 +440,7 @@ impl Source for Fragmented {
     fn want_text(&self, chunk: u32, need: &mut Need) {
         let f = self.text_fragment(chunk);
         if !self.text.contains_key(&f) {
-            need.fragments.insert(f);
+            need.fragments.push(f);
         }
     }
     /// From a loaded text fragment of one of its chunks (each holds its documents' links).
@@ -477,7 +476,7 @@ impl Source for Fragmented {
         crate::index::indexed_text(document, c)
     }
 
-    fn view<'a>(&'a self, chunks: &BTreeSet<u32>, lexical: Held<'a, LexicalIndex>) -> View<'a> {
+    fn view<'a>(&'a self, chunks: &[u32], lexical: Held<'a, LexicalIndex>) -> View<'a> {
         let lexical = match lexical {
             Held::Owned(lexical) => *lexical,
             Held::Borrowed(_) => self.lexical(&[], &BTreeSet::new()),
