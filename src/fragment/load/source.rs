@@ -210,11 +210,7 @@ impl Fragmented {
     /// An index of the `chunks` (loaded) and their documents, with those documents' links and
     /// the documents at the links' other ends; and the number of each of its chunks and
     /// documents in the whole index.
-    fn build_view(
-        &self,
-        chunks: &[u32],
-        lexical: LexicalIndex,
-    ) -> (Index, Vec<u32>, Vec<u32>) {
+    fn build_view(&self, chunks: &[u32], lexical: LexicalIndex) -> (Index, Vec<u32>, Vec<u32>) {
         // Every document the fragments read here describe, in full or as a link's other end.
         let mut known: BTreeMap<u32, Document> = BTreeMap::new();
         let mut links: Vec<DocLink> = Vec::new();
