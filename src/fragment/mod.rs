@@ -351,11 +351,6 @@ impl Meta {
         self.partition_fragment(partition) + self.vectors.as_ref().map_or(0, |v| v.partitions)
     }
 
-    /// Whether fragment `number` is one of vector records (raw bytes: no gzip, no slot).
-    pub fn holds_records(&self, number: u32) -> bool {
-        self.vectors.is_some() && (self.records_fragment(0)..self.fields_start()).contains(&number)
-    }
-
     /// The first field fragment (after the vector records, if any).
     pub fn fields_start(&self) -> u32 {
         self.centroids_fragment() + self.vectors.as_ref().map_or(0, |v| 1 + 2 * v.partitions)
@@ -403,10 +398,8 @@ impl Meta {
 pub struct FragmentRequest {
     pub fragment: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub record: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub row: Option<u32>,
     pub pack: String,
     pub offset: u64,
@@ -423,21 +416,16 @@ pub struct FragmentRequest {
 #[serde(rename_all = "camelCase")]
 pub struct FragmentStep {
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub hits: Option<Vec<SearchHit>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub context: Option<ContextResponse>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub documents: Option<DocumentSearchResponse>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub need: Option<Vec<FragmentRequest>>,
     /// Texts for the cross-encoder `rerank.model` to score (add its scores with
     /// `addRerankScores` before asking again).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub rerank: Option<RerankRequest>,
 }
 

@@ -35,7 +35,6 @@ pub struct ContextOptions {
     pub order: ContextOrder,
     /// Candidates scoring below this are not admitted (default: none), on `scoreKind`'s scale.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub min_score: Option<f32>,
 }
 
@@ -78,20 +77,16 @@ pub struct ContextCandidate {
     pub admitted: bool,
     /// Where it sits in the prompt, 0-based; admitted candidates only.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub prompt_position: Option<u32>,
     /// The exact text it contributed; admitted candidates only. Joining every admitted
     /// fragment in `promptPosition` order with a blank line ("\n\n") gives `prompt`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub prompt_fragment: Option<String>,
     /// Present exactly when `admitted` is false.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub reason: Option<RejectReason>,
     pub citation: Citation,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub updated_at: Option<String>,
 }
 

@@ -66,7 +66,6 @@ pub struct DocumentResult {
     pub doc_type: DocType,
     pub title: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub url: Option<String>,
     /// The document's score: its best chunk's.
     pub score: f32,
@@ -78,18 +77,14 @@ pub struct DocumentResult {
     #[tsify(optional, type = "Record<string, unknown>")]
     pub metadata: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub created_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub updated_at: Option<String>,
     /// The full text (chunks joined by blank lines), with `includeFullDocs`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub content: Option<String>,
     /// A few of the document's sentences that say what it is about, with `includeSummary`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub summary: Option<String>,
 }
 

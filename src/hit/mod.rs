@@ -49,7 +49,6 @@ pub struct SearchHit {
     /// hits after them keep their retrieval order, have none, and `score` 0 (their retrieval
     /// score is in `retrievalScore`), so one cutoff holds for the whole response.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub reranker_score: Option<f32>,
     /// The chunk's text.
     pub text: String,
@@ -62,31 +61,25 @@ pub struct SearchHit {
     /// weight, or for a hit only the semantic signal found, the one closest to the query in
     /// meaning. `text.slice(match.start, match.start + match.length)`. With highlighting only.
     #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub match_range: Option<MatchRange>,
     /// A short excerpt around the match, with its own highlight offsets. With highlighting only.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub snippet: Option<Snippet>,
     /// Each retrieval signal that found this hit, with its rank and score there.
     pub signals: Signals,
     /// Where retrieval (fusion) put this hit, before any later reordering (the recency boost,
     /// reranking); compare with `rank` to see what moved it. Absent on a `related` hit no signal retrieved.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub retrieval_rank: Option<u32>,
     /// The retrieval score, before any later reordering.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub retrieval_score: Option<f32>,
     /// Why the hit is here: each branch's rank and score and the fused score's terms. Only when
     /// `explain` was requested.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub explain: Option<Explain>,
     /// The chunks either side of this one in the same document. Only when `expand` was set.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub neighbors: Option<Neighbors>,
     /// Links between this hit's document and other indexed documents, outgoing first, capped by
     /// `maxLinks`. An annotation: it never changes the ranking.
@@ -96,12 +89,10 @@ pub struct SearchHit {
     /// Set on a hit that `related` reached by following links rather than by matching the query:
     /// the link's words and the path. Such a hit comes after the direct hits; empty on a direct hit.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub via: Option<Via>,
     /// A few sentences of the document that say what it is about (extractive, chosen when the
     /// index was built). Only with `includeSummary`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub summary: Option<String>,
     /// Front-matter or JSONL `metadata` of the document.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,19 +100,15 @@ pub struct SearchHit {
     pub metadata: Option<serde_json::Value>,
     /// When the document was created (front matter `date`/`created`, else the file's time), ISO 8601.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub created_at: Option<String>,
     /// When the document was last updated (front matter `updated`, else the file's time), ISO 8601.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub updated_at: Option<String>,
     /// Whole days since `updatedAt` (never negative).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub age_days: Option<u32>,
     /// True when `ageDays` is at least `staleDays`: the hit may be out of date.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub stale: Option<bool>,
 }
 
@@ -228,7 +215,6 @@ pub struct HitLink {
     /// (`next` ↔ `prev`) and any other as `"<rel> of"` ("license of"). Absent when the source
     /// states none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub rel: Option<String>,
 }
 
@@ -278,11 +264,9 @@ pub struct Citation {
     /// Who wrote the document, when its source names someone (front matter or JSONL `author`,
     /// `<meta name="author">`): a note by someone, not the document restating itself.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub author: Option<String>,
     /// Where a reader opens the document, with `#anchor` of the heading when the source has one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub url: Option<String>,
     /// The headings the text sits under, outermost first.
     pub heading_path: Vec<String>,
@@ -296,12 +280,10 @@ pub struct Citation {
     pub source_offset: u64,
     /// First page of the text, when the source has pages (1-based).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub page_from: Option<u32>,
     /// Last page of the text, when the source has pages; differs from `pageFrom` when the text
     /// straddles a page break.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub page_to: Option<u32>,
 }
 
@@ -348,11 +330,9 @@ pub struct Highlight {
 pub struct Signals {
     /// BM25 of the chunk (its title, headings and text) plus BM25 of its whole document.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub lexical: Option<LexicalSignal>,
     /// Cosine similarity of the query's and the chunk's embeddings.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub semantic: Option<SemanticSignal>,
 }
 

@@ -87,7 +87,6 @@ pub struct SearchOptions {
     pub semantic_weight: f32,
     /// How many candidates each signal contributes before fusion (default max(limit, 100)).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub candidates: Option<u32>,
     /// Compute `highlights`, `match` and `snippet` (default false: on request, so a plain
     /// search does no extra work).
@@ -134,7 +133,6 @@ pub struct SearchOptions {
     pub recency_half_life_days: f32,
     /// "Now" for ages, in milliseconds since 1970 (default: the clock).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub now: Option<f64>,
     /// Search as you type: the last query word, when the query does not end in a space or
     /// punctuation, also matches the indexed words it begins ("instal" → "installation"), below
@@ -150,26 +148,22 @@ pub struct SearchOptions {
     pub include_summary: bool,
     /// Rerank the best fused candidates with a cross-encoder (default off): see `Rerank`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub rerank: Option<Rerank>,
     /// On a fragmented index, how many vector partitions (nearest centroids first) a semantic
     /// search scans (default: the nearest until they hold about 1,000 chunks, or twice
     /// `candidates` if more, and at least 4); more is more exact and more bytes. A single-file
     /// index ignores it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub probes: Option<u32>,
     /// On a fragmented index, how many of the best candidates of the partitions' binary-code
     /// scan are re-scored with their int8 vectors, each fetched by itself (default: 5 × `limit`,
     /// at most the pool: 50 for 10 hits); the rest of the pool the semantic signal contributes keeps the scan's
     /// estimates. A single-file index ignores it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub rescore: Option<u32>,
     /// Which encoder embeds the query: `"model"` (the sentence model) or `"static"` (the static
     /// tier's rows). Default: the model once it is loaded, the static tier until then.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
     pub encoder: Option<Encoder>,
 }
 

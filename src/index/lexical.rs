@@ -340,10 +340,7 @@ impl LexicalIndex {
 
     /// The stored IDF of an analyzed term, if the index has it.
     pub fn idf(&self, term: &str) -> Option<f32> {
-        self.terms
-            .binary_search_by(|t| t.as_str().cmp(term))
-            .ok()
-            .map(|i| self.idf[i])
+        self.term_id(term).map(|i| self.idf[i as usize])
     }
 
     /// The `limit` best chunks for the analyzed query terms, best first; ties go to the lower

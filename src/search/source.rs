@@ -144,7 +144,8 @@ impl View<'_> {
 }
 
 /// What the search engine reads of an index. Each `want_*` adds to `need` what the source must
-/// fetch before the matching reader can answer; a source that holds everything adds nothing.
+/// fetch before the matching reader can answer; a source that holds everything adds nothing
+/// (the default).
 pub trait Source {
     fn settings(&self) -> &IndexSettings;
     /// The analyzer the index was built with: what a `Query` of it is made with.
@@ -161,12 +162,14 @@ pub trait Source {
     fn statics(&self) -> Option<&StaticTable>;
     /// Whether the source fetches what a search is missing (a step names it), or the search does
     /// without (the single file's static rows not added yet: the query is not embedded).
-    fn fetches(&self) -> bool;
+    fn fetches(&self) -> bool {
+        false
+    }
 
     /// The postings and IDFs of `terms`.
-    fn want_terms<'t>(&self, terms: &mut dyn Iterator<Item = &'t str>, need: &mut Need);
+    fn want_terms<'t>(&self, _terms: &mut dyn Iterator<Item = &'t str>, _need: &mut Need) {}
     /// The indexed words that begin with `prefix`.
-    fn want_words(&self, prefix: &str, need: &mut Need);
+    fn want_words(&self, _prefix: &str, _need: &mut Need) {}
     /// Whether the index has `term` (its postings wanted before).
     fn has_term(&self, term: &str) -> bool;
     /// `term`'s number among all the index's terms and its IDF (the static tier's weights).
@@ -176,7 +179,7 @@ pub trait Source {
     fn lexicon(&self, terms: &[String], prefixes: &[String]) -> Held<'_, LexicalIndex>;
 
     /// What a vector search needs before it knows the query.
-    fn want_vectors(&self, need: &mut Need);
+    fn want_vectors(&self, _need: &mut Need) {}
     /// The chunks nearest `query` among those `mask` allows, best first, the pool
     /// (`search::pool`) of them; what it still needs goes into `need` (and the answer is then
     /// incomplete, to be asked for again).
@@ -189,16 +192,16 @@ pub trait Source {
     ) -> Result<Vec<ScoredChunk>>;
 
     /// The values of a filterable field.
-    fn want_field(&self, field: &str, need: &mut Need);
+    fn want_field(&self, _field: &str, _need: &mut Need) {}
     /// Document `doc`'s value of `field` (wanted before).
     fn field_value(&self, doc: u32, field: &str) -> Option<serde_json::Value>;
     /// The documents' dates.
-    fn want_dates(&self, need: &mut Need);
+    fn want_dates(&self, _need: &mut Need) {}
     /// Document `doc`'s update (else creation) time, in seconds since 1970.
     fn date(&self, doc: u32) -> Option<i64>;
 
     /// The text of chunk `chunk`, its document and that document's links.
-    fn want_text(&self, chunk: u32, need: &mut Need);
+    fn want_text(&self, _chunk: u32, _need: &mut Need) {}
     /// The links out of document `doc`, sorted by target (the text of one of its chunks
     /// wanted before; a document of no chunks has none here).
     fn links_from(&self, doc: u32) -> Vec<DocLink>;
@@ -207,7 +210,9 @@ pub trait Source {
     /// The `chunks` (sorted, each once; their text wanted before) as an index to build hits from, with `lexical`.
     fn view<'a>(&'a self, chunks: &[u32], lexical: Held<'a, LexicalIndex>) -> View<'a>;
     /// The cross-encoder `model`'s scores of `chunks` for `query`, when they were added.
-    fn rerank_scores(&self, model: &str, query: &str, chunks: &[u32]) -> Option<&[f32]>;
+    fn rerank_scores(&self, _model: &str, _query: &str, _chunks: &[u32]) -> Option<&[f32]> {
+        None
+    }
 }
 
 /// The single file: the whole index in memory, and the static tier's rows added so far.
@@ -240,11 +245,6 @@ impl Source for Whole<'_> {
     fn statics(&self) -> Option<&StaticTable> {
         self.statics
     }
-    fn fetches(&self) -> bool {
-        false
-    }
-    fn want_terms<'t>(&self, _: &mut dyn Iterator<Item = &'t str>, _: &mut Need) {}
-    fn want_words(&self, _: &str, _: &mut Need) {}
     fn has_term(&self, term: &str) -> bool {
         self.index.lexical.term_id(term).is_some()
     }
@@ -255,7 +255,6 @@ impl Source for Whole<'_> {
     fn lexicon(&self, _: &[String], _: &[String]) -> Held<'_, LexicalIndex> {
         Held::Borrowed(&self.index.lexical)
     }
-    fn want_vectors(&self, _: &mut Need) {}
     fn nearest(
         &self,
         query: &[f32],
@@ -268,11 +267,9 @@ impl Source for Whole<'_> {
             None => Ok(Vec::new()),
         }
     }
-    fn want_field(&self, _: &str, _: &mut Need) {}
     fn field_value(&self, doc: u32, field: &str) -> Option<serde_json::Value> {
         super::filter::field_value(self.index, doc, field)
     }
-    fn want_dates(&self, _: &mut Need) {}
     fn date(&self, doc: u32) -> Option<i64> {
         let document = &self.index.documents[doc as usize];
         Some(
@@ -283,7 +280,6 @@ impl Source for Whole<'_> {
                 .unix_seconds,
         )
     }
-    fn want_text(&self, _: u32, _: &mut Need) {}
     fn links_from(&self, doc: u32) -> Vec<DocLink> {
         self.index.links_from(doc).to_vec()
     }
@@ -297,8 +293,5 @@ impl Source for Whole<'_> {
             chunks: None,
             documents: None,
         }
-    }
-    fn rerank_scores(&self, _: &str, _: &str, _: &[u32]) -> Option<&[f32]> {
-        None
     }
 }
