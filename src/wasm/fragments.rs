@@ -12,6 +12,10 @@ use crate::search::{answer, now_ms, Query, QueryContext, Source};
 
 use super::*;
 
+/// A fragmented index (`meta.cairn`): it holds the fragments added so far and says which a
+/// search still needs. `js/fragments.js` drives it: search, fetch what it names (range requests
+/// into the packs, each slot as fetched: its gzip is inflated here), `addFragment` each (or, for a
+/// `{ rerank }` step, score the texts and `addRerankScores`), search again.
 #[wasm_bindgen]
 pub struct FragmentedIndex {
     index: RefCell<Fragmented>,
@@ -238,8 +242,6 @@ impl FragmentedIndex {
     }
 }
 
-/// A cross-encoder on its own, scoring the texts a fragmented index's `{ rerank }` step asks
-/// for (the full module only): its scores go to `FragmentedIndex.addRerankScores`.
 impl FragmentedIndex {
     fn borrow(&self) -> Result<std::cell::Ref<'_, Fragmented>, JsError> {
         self.index

@@ -383,11 +383,6 @@ impl SearchIndex {
     }
 }
 
-/// A fragmented index (`meta.cairn`): it holds the fragments added so far and says which a
-/// search still needs. `js/fragments.js` drives it: search, fetch what it names (range requests
-/// into the packs, each slot as fetched: its gzip is inflated here), `addFragment` each (or, for a
-/// `{ rerank }` step, score the texts and `addRerankScores`), search again.
-
 #[cfg(feature = "single")]
 impl SearchIndex {
     fn from_vec(bytes: &[u8]) -> Result<SearchIndex, JsError> {

@@ -3,6 +3,8 @@
 
 use super::*;
 
+/// A cross-encoder on its own, scoring the texts a fragmented index's `{ rerank }` step asks
+/// for (the full module only): its scores go to `FragmentedIndex.addRerankScores`.
 #[wasm_bindgen]
 pub struct CrossEncoder {
     reranker: crate::rerank::Reranker,
