@@ -8,7 +8,7 @@
 use unicode_segmentation::UnicodeSegmentation;
 
 /// A run of text from the source, e.g. a paragraph.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Block {
     pub text: String,
     /// Pairs (offset in `text`, offset in the source), increasing: text from one pair's offset

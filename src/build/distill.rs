@@ -268,34 +268,30 @@ fn solve_block(
         }
         d
     };
-    let mut rs = dots(&r, &r);
-    for _ in 0..iterations {
-        apply(samples, &p, lambda, &mut ap);
-        let pap = dots(&p, &ap);
-        let alpha: Vec<f32> = (0..BLOCK)
+    // Each column's a / b (0 where b is not positive).
+    let ratio = |a: &[f64], b: &[f64]| -> Vec<f32> {
+        (0..BLOCK)
             .map(|j| {
-                if pap[j] > 0.0 {
-                    (rs[j] / pap[j]) as f32
+                if b[j] > 0.0 {
+                    (a[j] / b[j]) as f32
                 } else {
                     0.0
                 }
             })
-            .collect();
+            .collect()
+    };
+    let mut rs = dots(&r, &r);
+    for _ in 0..iterations {
+        apply(samples, &p, lambda, &mut ap);
+        let pap = dots(&p, &ap);
+        let alpha = ratio(&rs, &pap);
         for i in 0..n * BLOCK {
             let j = i % BLOCK;
             x[i] += alpha[j] * p[i];
             r[i] -= alpha[j] * ap[i];
         }
         let next = dots(&r, &r);
-        let beta: Vec<f32> = (0..BLOCK)
-            .map(|j| {
-                if rs[j] > 0.0 {
-                    (next[j] / rs[j]) as f32
-                } else {
-                    0.0
-                }
-            })
-            .collect();
+        let beta = ratio(&next, &rs);
         for i in 0..n * BLOCK {
             p[i] = r[i] + beta[i % BLOCK] * p[i];
         }

@@ -18,11 +18,12 @@ pub use documents::{DocumentChunk, DocumentResult, DocumentSearchOptions, Docume
 pub use options::{Encoder, Fusion, Fuzzy, Options, Rerank, SearchMode, SearchOptions};
 
 /// What kind of source a document came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Tsify)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Tsify)]
 #[serde(rename_all = "lowercase")]
 pub enum DocType {
     Md,
     Html,
+    #[default]
     Text,
     Pdf,
     Jsonl,

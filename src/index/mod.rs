@@ -15,7 +15,7 @@ use lexical::{Bm25Params, LexicalIndex};
 use vector::VectorIndex;
 
 /// One source document: a file, or one record of a JSONL file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     /// The record's own id (JSONL `_id`/`id`), or the file's path relative to its input root.
     pub id: String,

@@ -77,10 +77,7 @@ fn parse(source: &str) -> Parsed {
     let mut sections = vec![Section::default()];
     let mut headings: Vec<(HeadingLevel, String)> = Vec::new();
     let mut anchors = Anchors::default();
-    let mut block = Block {
-        text: String::new(),
-        source_map: Vec::new(),
-    };
+    let mut block = Block::default();
     let mut heading: Option<(HeadingLevel, Option<String>, String)> = None;
     let mut metadata: Option<String> = None;
     let mut front_matter = None;
@@ -90,21 +87,10 @@ fn parse(source: &str) -> Parsed {
     let mut link: Option<(String, String, String)> = None;
 
     let flush = |block: &mut Block, sections: &mut Vec<Section>| {
+        let block = std::mem::take(block);
         if !block.text.trim().is_empty() {
-            sections
-                .last_mut()
-                .expect("a section")
-                .blocks
-                .push(std::mem::replace(
-                    block,
-                    Block {
-                        text: String::new(),
-                        source_map: Vec::new(),
-                    },
-                ));
-        } else {
-            block.text.clear();
-            block.source_map.clear();
+            let section = sections.last_mut().expect("a section");
+            section.blocks.push(block);
         }
     };
 

@@ -65,10 +65,7 @@ pub fn read(
             title,
             url: file_url(file, options),
             metadata: Some(serde_json::json!({ "pages": pages.len() }).to_string()),
-            created: None,
-            updated: None,
-            author: None,
-            summary: None,
+            ..IndexDocument::default()
         },
         chunks,
         links: Vec::new(),

@@ -35,11 +35,7 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
             doc_type: DocType::Text,
             title,
             url: file_url(file, options),
-            metadata: None,
-            created: None,
-            updated: None,
-            author: None,
-            summary: None,
+            ..Document::default()
         },
         chunks,
         links: Vec::new(),

@@ -128,7 +128,7 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
         let (query, options) = query_and_options(&query, options)?;
-        to_js(&self.searcher().search(&query, &options).map_err(js_error)?)
+        respond(self.searcher().search(&query, &options))
     }
 
     /// Searches with a query embedding computed elsewhere (L2-normalized, by the index's model);
@@ -145,11 +145,9 @@ impl SearchIndex {
             float_array(&vector, "the vector")?,
         );
         let options: SearchOptions = parse_options(options)?;
-        to_js(
-            &self
-                .searcher()
-                .search_with_vector(&query, &vector, &options)
-                .map_err(js_error)?,
+        respond(
+            self.searcher()
+                .search_with_vector(&query, &vector, &options),
         )
     }
 
@@ -164,12 +162,7 @@ impl SearchIndex {
         >,
     ) -> Result<JsValue, JsError> {
         let (query, options) = (string(&query, "the query")?, parse_options(options)?);
-        to_js(
-            &self
-                .searcher()
-                .search_documents(&query, &options)
-                .map_err(js_error)?,
-        )
+        respond(self.searcher().search_documents(&query, &options))
     }
 
     /// The best chunks that fit a token budget, as a prompt, with every candidate considered:
@@ -181,12 +174,7 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_optional_param_type = "ContextOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
         let (query, options) = (string(&query, "the query")?, parse_options(options)?);
-        to_js(
-            &self
-                .searcher()
-                .build_context(&query, &options)
-                .map_err(js_error)?,
-        )
+        respond(self.searcher().build_context(&query, &options))
     }
 
     /// How many documents the index holds.
@@ -352,12 +340,7 @@ impl SearchIndex {
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
         let (query, options) = query_and_options(&query, options)?;
-        to_js(
-            &self
-                .searcher()
-                .model_rows_needed(&query, &options)
-                .map_err(js_error)?,
-        )
+        respond(self.searcher().model_rows_needed(&query, &options))
     }
 
     /// Adds one of the 8-bit model's word rows from the bytes fetched for it, checking them.
@@ -622,6 +605,11 @@ fn check_plain(value: &JsValue, path: &str, depth: u32) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A result as a plain JavaScript value (`to_js`), or its error.
+fn respond<T: Serialize>(result: crate::Result<T>) -> Result<JsValue, JsError> {
+    to_js(&result.map_err(js_error)?)
 }
 
 /// A result as a plain JavaScript value, through JSON: one string crosses the boundary and

@@ -88,12 +88,7 @@ impl QueryEncoder {
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
     ) -> Result<JsValue, JsError> {
-        to_js(
-            &self
-                .embedder
-                .missing_rows(&string(&text, "the text")?)
-                .map_err(js_error)?,
-        )
+        respond(self.embedder.missing_rows(&string(&text, "the text")?))
     }
 
     /// Adds one of the 8-bit model's word rows from the bytes fetched for it, checking them.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::super::{default_probes, CodeQuery, LinkedDocument};
+use super::super::{default_probes, CodeQuery, LinkedDocument, TermShard};
 use crate::error::{Error, Result};
 use crate::hit::SearchOptions;
 use crate::index::lexical::{least_length, LexicalIndex, Postings};
@@ -52,20 +52,8 @@ impl Fragmented {
         let terms: Vec<(String, f32, f32, Postings, u32)> = names
             .iter()
             .map(|&term| {
-                let loaded = self
-                    .meta
-                    .term_shard(term)
-                    .and_then(|s| self.terms.get(&s))
-                    .and_then(|shard| {
-                        Some((
-                            shard,
-                            shard
-                                .terms
-                                .binary_search_by(|t| t.as_str().cmp(term))
-                                .ok()?,
-                        ))
-                    });
-                let Some((shard, i)) = loaded else {
+                let loaded = self.loaded_term(term);
+                let Some((_, shard, i)) = loaded else {
                     let f = frequencies.get(term).copied().unwrap_or(0);
                     return (term.to_string(), 0.0, 0.0, Postings::default(), f);
                 };
@@ -104,6 +92,17 @@ impl Fragmented {
             self.meta.average_chunk_length,
             Arc::clone(&self.documents),
         )
+    }
+
+    /// `term`'s shard (its number, loaded) and its place in it.
+    fn loaded_term(&self, term: &str) -> Option<(u32, &TermShard, usize)> {
+        let s = self.meta.term_shard(term)?;
+        let shard = self.terms.get(&s)?;
+        let i = shard
+            .terms
+            .binary_search_by(|t| t.as_str().cmp(term))
+            .ok()?;
+        Some((s, shard, i))
     }
 
     /// The fragments of the partitions whose centroids are nearest `query`.
@@ -246,15 +245,7 @@ impl Fragmented {
             .collect();
         let documents = wanted
             .iter()
-            .map(|d| {
-                known.remove(d).unwrap_or_else(|| {
-                    stub(&LinkedDocument {
-                        id: String::new(),
-                        doc_type: crate::hit::DocType::Text,
-                        title: String::new(),
-                    })
-                })
-            })
+            .map(|d| known.remove(d).unwrap_or_default())
             .collect();
         let view_chunks = found
             .into_iter()
@@ -322,25 +313,12 @@ impl Source for Fragmented {
     }
     /// Whether the index has `term` (its term shard loaded).
     fn has_term(&self, term: &str) -> bool {
-        self.meta
-            .term_shard(term)
-            .and_then(|s| self.terms.get(&s))
-            .is_some_and(|shard| {
-                shard
-                    .terms
-                    .binary_search_by(|t| t.as_str().cmp(term))
-                    .is_ok()
-            })
+        self.loaded_term(term).is_some()
     }
 
     /// By the term's number among all the index's terms, from its loaded term shard.
     fn term_weight(&self, term: &str) -> Option<(u32, f32)> {
-        let s = self.meta.term_shard(term)?;
-        let shard = self.terms.get(&s)?;
-        let i = shard
-            .terms
-            .binary_search_by(|t| t.as_str().cmp(term))
-            .ok()?;
+        let (s, shard, i) = self.loaded_term(term)?;
         Some((
             self.meta.term_ids[s as usize].checked_add(i as u32)?,
             shard.idf[i],
@@ -498,11 +476,6 @@ fn stub(l: &LinkedDocument) -> Document {
         id: l.id.clone(),
         doc_type: l.doc_type,
         title: l.title.clone(),
-        url: None,
-        metadata: None,
-        created: None,
-        updated: None,
-        author: None,
-        summary: None,
+        ..Document::default()
     }
 }
