@@ -13,10 +13,10 @@
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::Config;
-use sha2::{Digest, Sha256};
 use tokenizers::{PaddingParams, PaddingStrategy, PostProcessor, Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
+use crate::store::pack::sha256_hex;
 use crate::store::rows::{RowRequest, StaticRows, StaticTable};
 
 /// The model's name as the index records it.
@@ -426,13 +426,6 @@ impl TokenCounter {
     pub fn window(&self) -> usize {
         self.window
     }
-}
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Writes f32 safetensors weights to `out` as f16: half the bytes for the browser to download.

@@ -318,14 +318,15 @@ impl Layer {
         let heads = config.num_attention_heads;
         let scale = 1.0 / ((hidden / heads) as f64).sqrt();
         let a = vb.pp("attention");
-        let part = |name: &str, scale: f64| -> Result<(Tensor, Tensor)> {
-            let l = linear(hidden, hidden, a.pp("self").pp(name))?;
+        // A linear layer's weight and bias, both times `scale`.
+        let linear = |vb: VarBuilder, i: usize, o: usize, scale: f64| -> Result<(Tensor, Tensor)> {
+            let l = linear(i, o, vb)?;
             let bias = l
                 .bias()
-                .ok_or_else(|| candle_core::Error::Msg(format!("{name} has no bias")))?
-                .clone();
+                .ok_or_else(|| candle_core::Error::Msg("a linear layer has no bias".into()))?;
             Ok(((l.weight() * scale)?, (bias * scale)?))
         };
+        let part = |name: &str, scale| linear(a.pp("self").pp(name), hidden, hidden, scale);
         let (q, k, v) = (
             part("query", scale)?,
             part("key", 1.0)?,
@@ -335,13 +336,7 @@ impl Layer {
             Tensor::cat(&[&q.0, &k.0, &v.0], 0)?,
             Tensor::cat(&[&q.1, &k.1, &v.1], 0)?,
         )?;
-        let dense = |i: usize, o: usize, vb: VarBuilder| -> Result<Dense> {
-            let l = linear(i, o, vb)?;
-            Dense::new(
-                l.weight().clone(),
-                l.bias().expect("linear has a bias").clone(),
-            )
-        };
+        let dense = |i, o, vb| linear(vb, i, o, 1.0).and_then(|(w, b)| Dense::new(w, b));
         Ok(Layer {
             qkv,
             heads,

@@ -13,8 +13,9 @@ use candle_transformers::models::bert::Config;
 use serde::Deserialize;
 use tokenizers::{Encoding, Tokenizer, TruncationParams, TruncationStrategy};
 
-use crate::embed::{check_config, sha256_hex, ModelFiles};
+use crate::embed::{check_config, ModelFiles};
 use crate::error::{Error, Result};
+use crate::store::pack::sha256_hex;
 
 /// The longest (query, text) pair the reranker reads, in tokens, special tokens included
 /// (less if the model's `max_position_embeddings` is smaller).

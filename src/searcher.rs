@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 #[cfg(feature = "model")]
-use crate::embed::{sha256_hex, Embedder, ModelFiles};
+use crate::embed::{Embedder, ModelFiles};
 #[cfg(feature = "model")]
 use crate::error::Error;
 use crate::error::Result;
@@ -210,27 +210,6 @@ impl Searcher {
         crate::statics::query_terms(&self.index.lexical, &query.terms)
     }
 
-    /// The model's embedding of the query, when the mode wants one, the model makes it (the
-    /// static tier is the search's to run) and the query has something to search. With `fuzzy`,
-    /// the model reads the query with its typos corrected, from the expansion made here once
-    /// and handed to the search.
-    fn prepare(&self, query: &Query, options: &SearchOptions) -> Result<Prepared> {
-        let expanded = self.expansion(query, options);
-        let nothing = !options.prefix && query.terms.is_empty();
-        if options.mode == SearchMode::Lexical
-            || !self.has_vectors()
-            || nothing
-            || self.wants_static(options)
-        {
-            return Ok(Prepared {
-                vector: None,
-                expanded,
-            });
-        }
-        let vector = self.embed_query(&model_text(query.text, expanded.as_ref()))?;
-        Ok(Prepared { vector, expanded })
-    }
-
     /// The query's expansion, made before the search when the model reads the query corrected
     /// (`fuzzy`, a search by meaning, the model and not the static tier).
     fn expansion(&self, query: &Query, options: &SearchOptions) -> Option<Expanded> {
@@ -239,17 +218,6 @@ impl Searcher {
             && self.has_vectors()
             && !self.wants_static(options))
         .then(|| expand(&self.index.lexical, query, options))
-    }
-
-    /// The query's context: its vector and expansion as prepared, with the loaded models.
-    fn context<'a>(&'a self, prepared: &'a Prepared, options: &SearchOptions) -> QueryContext<'a> {
-        QueryContext {
-            expanded: prepared.expanded.as_ref(),
-            ..self.with_models(
-                QueryContext::new(prepared.vector.as_deref(), options),
-                options,
-            )
-        }
     }
 
     /// `context` with the sentence model, and the cross-encoder when it is the one the options
@@ -335,8 +303,10 @@ impl Searcher {
         Query::new(&self.index.analyzer(), query)
     }
 
-    /// One answer: the query analyzed and prepared once (its expansion and the model's vector,
-    /// when the model embeds it), then `run` against the index.
+    /// One answer: the query analyzed once, its expansion made here when the model reads it
+    /// corrected (`fuzzy`), the model's embedding of it when the model embeds it (the mode
+    /// wants one, the static tier is not the search's choice and the query has something to
+    /// search), then `run` against the index.
     fn answer<T>(
         &self,
         query: &str,
@@ -344,12 +314,20 @@ impl Searcher {
         run: impl FnOnce(&Whole<'_>, &Query, QueryContext<'_>) -> Result<Step<T>>,
     ) -> Result<T> {
         let query = self.query(query)?;
-        let prepared = self.prepare(&query, options)?;
-        search::answered(run(
-            &self.source(),
-            &query,
-            self.context(&prepared, options),
-        )?)
+        let expanded = self.expansion(&query, options);
+        let embeds = options.mode != SearchMode::Lexical
+            && self.has_vectors()
+            && (options.prefix || !query.terms.is_empty())
+            && !self.wants_static(options);
+        let vector = match embeds {
+            true => self.embed_query(&model_text(query.text, expanded.as_ref()))?,
+            false => None,
+        };
+        let context = QueryContext {
+            expanded: expanded.as_ref(),
+            ..self.with_models(QueryContext::new(vector.as_deref(), options), options)
+        };
+        search::answered(run(&self.source(), &query, context)?)
     }
 }
 
@@ -360,13 +338,6 @@ fn model_text<'a>(query: &'a str, expanded: Option<&Expanded>) -> std::borrow::C
         .map_or(std::borrow::Cow::Borrowed(query), std::borrow::Cow::Owned)
 }
 
-/// What a search prepares before it runs: the model's embedding of the query, and its
-/// expansion when the model reads a corrected query.
-struct Prepared {
-    vector: Option<Vec<f32>>,
-    expanded: Option<Expanded>,
-}
-
 /// Loads the model that embeds queries for an index embedded by `expected`, after checking it is
 /// that model (its config, tokenizer, dimension and weights).
 #[cfg(feature = "model")]
@@ -374,19 +345,17 @@ pub fn load_checked_model(
     expected: &crate::index::vector::ModelIdentity,
     files: ModelFiles,
 ) -> Result<Embedder> {
+    use crate::store::pack::sha256_hex;
     let given = [
-        (
-            "config.json",
-            sha256_hex(&files.config),
-            &expected.config_sha256,
-        ),
+        ("config.json", &files.config, &expected.config_sha256),
         (
             "tokenizer.json",
-            sha256_hex(&files.tokenizer),
+            &files.tokenizer,
             &expected.tokenizer_sha256,
         ),
     ];
-    for (name, sha, want) in &given {
+    for (name, bytes, want) in given {
+        let sha = sha256_hex(bytes);
         if sha != *want {
             return Err(Error::Model(format!(
                 "this model's {name} does not match the index: the index was embedded with a {name} of sha256 {want}, the one given has sha256 {sha}; load the model files written beside the index"

@@ -117,7 +117,7 @@ fn scores_are_bounded_deterministic_and_distinct() {
     assert_eq!(reranker.weights_sha256().len(), 64);
     assert_eq!(
         reranker.weights_sha256(),
-        cairn::embed::sha256_hex(&files().weights)
+        cairn::store::pack::sha256_hex(&files().weights)
     );
 }
 

@@ -49,18 +49,11 @@ pub fn write_index(
         Layout::Fragments => true,
     };
     let why = (layout == Layout::Auto).then(|| {
+        let (size, budget) = (kilobytes(size), kilobytes(FIRST_ANSWER_BUDGET));
         if fragments {
-            format!(
-                "{INDEX_FILE} would be {}, over the {} a first answer should cost: wrote fragments",
-                kilobytes(size),
-                kilobytes(FIRST_ANSWER_BUDGET)
-            )
+            format!("{INDEX_FILE} would be {size}, over the {budget} a first answer should cost: wrote fragments")
         } else {
-            format!(
-                "{}, within the {} a first answer should cost: one file",
-                kilobytes(size),
-                kilobytes(FIRST_ANSWER_BUDGET)
-            )
+            format!("{size}, within the {budget} a first answer should cost: one file")
         }
     });
     if fragments {

@@ -41,8 +41,8 @@ pub fn model_identity(
         source_weights_sha256: embedder.weights_sha256().to_string(),
         web_weights_sha256: web_sha,
         web_weights_file: web_file.to_string(),
-        config_sha256: embed::sha256_hex(&source.config),
-        tokenizer_sha256: embed::sha256_hex(&source.tokenizer),
+        config_sha256: crate::store::pack::sha256_hex(&source.config),
+        tokenizer_sha256: crate::store::pack::sha256_hex(&source.tokenizer),
     }
 }
 
@@ -70,7 +70,7 @@ pub fn write_web_model(
     write_synced(&out.join(name), &written)?;
     write_synced(&out.join(ModelFiles::TOKENIZER), &source.tokenizer)?;
     write_synced(&out.join(ModelFiles::CONFIG), &source.config)?;
-    Ok((embed::sha256_hex(&written), name))
+    Ok((crate::store::pack::sha256_hex(&written), name))
 }
 
 /// Copies the browser's model of an index (as its identity names it) from `from` into `to`.
@@ -83,7 +83,7 @@ pub(super) fn copy_web_model(
         "cannot read the model the shard wrote in {}",
         from.display()
     )))?;
-    if embed::sha256_hex(&weights) != identity.web_weights_sha256 {
+    if crate::store::pack::sha256_hex(&weights) != identity.web_weights_sha256 {
         return Err(Error::Model(format!(
             "{} is not the model its part was written with; build that shard again",
             from.display()

@@ -1,7 +1,7 @@
 //! `cairn eval`: retrieval quality on a BEIR collection (nDCG@10, MRR@10, recall@100).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -13,16 +13,36 @@ use rayon::prelude::*;
 use super::search::SearchRequest;
 use super::{read_queries, Output, SearchArgs};
 
-pub(super) fn run_eval(
-    path: &Path,
-    queries: &Path,
-    qrels: &Path,
-    args: &SearchArgs,
-    extra: Option<String>,
+#[derive(clap::Args)]
+pub(super) struct EvalArgs {
+    /// The index folder (or an index.cairn file).
+    index: PathBuf,
+    /// BEIR queries.jsonl.
+    #[arg(long)]
+    queries: PathBuf,
+    /// BEIR qrels .tsv.
+    #[arg(long)]
+    qrels: PathBuf,
+    #[arg(long)]
     json: bool,
-) -> Result<()> {
+    /// More search options as JSON, e.g. '{"prefix": true, "fuzzy": true}'.
+    #[arg(long)]
+    options: Option<String>,
+    #[command(flatten)]
+    search: SearchArgs,
+}
+
+pub(super) fn run_eval(args: EvalArgs) -> Result<()> {
+    let EvalArgs {
+        index: path,
+        queries,
+        qrels,
+        json,
+        options: extra,
+        search: args,
+    } = args;
     let qrels = eval::parse_qrels(
-        &std::fs::read_to_string(qrels)
+        &std::fs::read_to_string(&qrels)
             .with_context(|| format!("cannot read {}", qrels.display()))?,
     )?;
     let base = SearchOptions {
@@ -37,8 +57,8 @@ pub(super) fn run_eval(
         output: Output::Hits,
     }
     .parse()?;
-    let searcher = open(path, options.mode)?;
-    let queries = read_queries(queries)?;
+    let searcher = open(&path, options.mode)?;
+    let queries = read_queries(&queries)?;
     let started = Instant::now();
     let rankings: Vec<Result<(String, Vec<String>)>> = queries
         .par_iter()

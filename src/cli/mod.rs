@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use cairn::build::Layout;
 use cairn::hit::{Fusion, Rerank, SearchMode, SearchOptions};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -35,84 +34,24 @@ enum Command {
     Index(index::IndexArgs),
     /// Join the parts of a split build (`cairn index --shard I/N`) into one index, the same
     /// bytes one machine would have written.
-    Merge {
-        /// The folders the shards wrote, one a shard, in any order.
-        #[arg(required = true)]
-        parts: Vec<PathBuf>,
-        /// The index folder to write.
-        #[arg(long)]
-        out: PathBuf,
-        /// The sentence model's folder: the one the shards embedded with (checked; it embeds
-        /// the summaries' sentences).
-        #[arg(long, default_value = "models/all-MiniLM-L6-v2")]
-        model: PathBuf,
-        /// One file, or fragments a browser fetches only as a query needs them, as
-        /// `cairn index --layout` (the same files one build would have written).
-        #[arg(long, value_enum, default_value_t = Layout::Auto)]
-        layout: Layout,
-    },
+    Merge(merge::MergeArgs),
     /// Search an index: human-readable hits, or SearchHit JSON with --json.
-    Search {
-        /// The index folder (or an index.cairn file).
-        index: PathBuf,
-        /// The query.
-        query: Option<String>,
-        /// Run every query of a BEIR queries.jsonl instead, printing one JSON line per query.
-        #[arg(long, conflicts_with = "query")]
-        queries: Option<PathBuf>,
-        /// How many hits (documents for --output documents; candidates for --output context).
-        /// Default: 10, and 20 for --output context.
-        #[arg(long)]
-        limit: Option<u32>,
-        #[arg(long)]
-        json: bool,
-        /// What to return: chunk hits, documents (searchDocuments) or a prompt context
-        /// (buildContext); the last two print JSON.
-        #[arg(long, value_enum, default_value_t = Output::Hits)]
-        output: Output,
-        /// More options as JSON, exactly as JavaScript passes them, e.g.
-        /// '{"explain": true, "expand": 1, "filter": {"tags": "wasm"}, "tokenBudget": 500}'.
-        #[arg(long)]
-        options: Option<String>,
-        #[command(flatten)]
-        search: SearchArgs,
-    },
+    Search(search::SearchCommand),
     /// Measure retrieval quality on a BEIR collection: nDCG@10, MRR@10, recall@100.
-    Eval {
-        /// The index folder (or an index.cairn file).
-        index: PathBuf,
-        /// BEIR queries.jsonl.
-        #[arg(long)]
-        queries: PathBuf,
-        /// BEIR qrels .tsv.
-        #[arg(long)]
-        qrels: PathBuf,
-        #[arg(long)]
-        json: bool,
-        /// More search options as JSON, e.g. '{"prefix": true, "fuzzy": true}'.
-        #[arg(long)]
-        options: Option<String>,
-        #[command(flatten)]
-        search: SearchArgs,
-    },
+    Eval(eval::EvalArgs),
     /// Print the embeddings of texts as JSON arrays, one a line (for checking targets agree).
-    Embed {
-        /// A model folder, or an index folder (its model/ is used).
-        #[arg(long, default_value = "models/all-MiniLM-L6-v2")]
-        model: PathBuf,
-        #[arg(required = true)]
-        texts: Vec<String>,
-    },
+    Embed(embed::EmbedArgs),
 }
 
+/// The search options every searching command takes as flags.
 #[derive(clap::Args)]
 struct SearchArgs {
     /// Which signals to use.
-    #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
-    mode: ModeArg,
+    #[arg(long, value_enum, default_value_t = SearchMode::Hybrid)]
+    mode: SearchMode,
     /// How hybrid search fuses the signals.
-    #[arg(long, value_enum, default_value_t = FusionArg::Weighted)]
-    fusion: FusionArg,
+    #[arg(long, value_enum, default_value_t = Fusion::Weighted)]
+    fusion: Fusion,
     /// The k of reciprocal rank fusion.
     #[arg(long, default_value_t = 60.0)]
     rrf_k: f32,
@@ -128,13 +67,6 @@ struct SearchArgs {
     rerank_top_n: u32,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum ModeArg {
-    Lexical,
-    Semantic,
-    Hybrid,
-}
-
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum Output {
     Hits,
@@ -142,25 +74,12 @@ enum Output {
     Context,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum FusionArg {
-    Rrf,
-    Weighted,
-}
-
 impl SearchArgs {
     fn options(&self, limit: u32) -> SearchOptions {
         SearchOptions {
             limit,
-            mode: match self.mode {
-                ModeArg::Lexical => SearchMode::Lexical,
-                ModeArg::Semantic => SearchMode::Semantic,
-                ModeArg::Hybrid => SearchMode::Hybrid,
-            },
-            fusion: match self.fusion {
-                FusionArg::Rrf => Fusion::Rrf,
-                FusionArg::Weighted => Fusion::Weighted,
-            },
+            mode: self.mode,
+            fusion: self.fusion,
             rrf_k: self.rrf_k,
             semantic_weight: self.semantic_weight,
             // The command line shows where terms matched.
@@ -175,45 +94,12 @@ impl SearchArgs {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let result = match Cli::parse().command {
         Command::Index(args) => index::index(args),
-        Command::Merge {
-            parts,
-            out,
-            model,
-            layout,
-        } => merge::merge(&parts, &out, &model, layout),
-        Command::Search {
-            index,
-            query,
-            queries,
-            limit,
-            json,
-            output,
-            options,
-            search,
-        } => search::run_search(
-            &index,
-            query,
-            queries,
-            search::SearchRequest {
-                base: search.options(limit.unwrap_or(10)),
-                limit_given: limit.is_some(),
-                extra: options,
-                output,
-            },
-            json,
-        ),
-        Command::Eval {
-            index,
-            queries,
-            qrels,
-            json,
-            options,
-            search,
-        } => eval::run_eval(&index, &queries, &qrels, &search, options, json),
-        Command::Embed { model, texts } => embed::run_embed(&model, &texts),
+        Command::Merge(args) => merge::merge(args),
+        Command::Search(args) => search::run_search(args),
+        Command::Eval(args) => eval::run_eval(args),
+        Command::Embed(args) => embed::run_embed(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

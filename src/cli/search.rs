@@ -2,14 +2,14 @@
 //! hits printed for a terminal (or JSON).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use cairn::hit::{ContextOptions, DocumentSearchOptions, Options, SearchHit, SearchOptions};
 use cairn::open::open;
 use rayon::prelude::*;
 
-use super::{read_queries, terminal_safe, Output};
+use super::{read_queries, terminal_safe, Output, SearchArgs};
 
 /// A search as the command line asked for it.
 pub(super) struct SearchRequest {
@@ -26,40 +26,70 @@ impl SearchRequest {
     /// The flags' options with the `--options` JSON laid over them, as type `T`.
     pub(super) fn parse<T: Options>(&self) -> Result<T> {
         let mut merged = serde_json::to_value(&self.base)?;
+        let object = merged.as_object_mut().expect("options are an object");
         if !self.limit_given {
-            merged
-                .as_object_mut()
-                .expect("options are an object")
-                .remove("limit");
+            object.remove("limit");
         }
         if let Some(extra) = &self.extra {
-            let extra: serde_json::Value =
-                serde_json::from_str(extra).context("--options is not JSON")?;
-            let serde_json::Value::Object(extra) = extra else {
-                bail!("--options must be a JSON object")
-            };
-            merged
-                .as_object_mut()
-                .expect("options are an object")
-                .extend(extra);
+            match serde_json::from_str(extra).context("--options is not JSON")? {
+                serde_json::Value::Object(extra) => object.extend(extra),
+                _ => bail!("--options must be a JSON object"),
+            }
         }
         T::from_json(merged).context("invalid --options")
     }
 }
 
-pub(super) fn run_search(
-    path: &Path,
+#[derive(clap::Args)]
+pub(super) struct SearchCommand {
+    /// The index folder (or an index.cairn file).
+    index: PathBuf,
+    /// The query.
     query: Option<String>,
+    /// Run every query of a BEIR queries.jsonl instead, printing one JSON line per query.
+    #[arg(long, conflicts_with = "query")]
     queries: Option<PathBuf>,
-    request: SearchRequest,
+    /// How many hits (documents for --output documents; candidates for --output context).
+    /// Default: 10, and 20 for --output context.
+    #[arg(long)]
+    limit: Option<u32>,
+    #[arg(long)]
     json: bool,
-) -> Result<()> {
+    /// What to return: chunk hits, documents (searchDocuments) or a prompt context
+    /// (buildContext); the last two print JSON.
+    #[arg(long, value_enum, default_value_t = Output::Hits)]
+    output: Output,
+    /// More options as JSON, exactly as JavaScript passes them, e.g.
+    /// '{"explain": true, "expand": 1, "filter": {"tags": "wasm"}, "tokenBudget": 500}'.
+    #[arg(long)]
+    options: Option<String>,
+    #[command(flatten)]
+    search: SearchArgs,
+}
+
+pub(super) fn run_search(args: SearchCommand) -> Result<()> {
+    let SearchCommand {
+        index: path,
+        query,
+        queries,
+        limit,
+        json,
+        output,
+        options,
+        search,
+    } = args;
+    let request = SearchRequest {
+        base: search.options(limit.unwrap_or(10)),
+        limit_given: limit.is_some(),
+        extra: options,
+        output,
+    };
     let search = match request.output {
         Output::Hits => request.parse::<SearchOptions>()?,
         Output::Documents => request.parse::<DocumentSearchOptions>()?.search,
         Output::Context => request.parse::<ContextOptions>()?.search,
     };
-    let mut opened = open(path, search.mode)?;
+    let mut opened = open(&path, search.mode)?;
     if let Some(rerank) = &search.rerank {
         opened.load_reranker(rerank)?;
     }

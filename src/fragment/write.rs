@@ -23,7 +23,7 @@ use crate::index::vector::dot;
 use crate::index::Index;
 use crate::search::filter;
 use crate::store::envelope::{compress, seal, Stream};
-use crate::store::pack::quantize_into;
+use crate::store::pack::{hex, quantize_into};
 
 /// How to cut. The defaults are the sizes that cost the Rust docs least per query
 /// (docs/benchmarks.md), and packs large enough that 100k pages stay far under a static
@@ -122,38 +122,25 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         inflated = inflated.max(size);
         encoded.push(slot);
     }
+    // The fragments end to end in packs of at most `pack_bytes` (a bigger fragment is a pack of
+    // its own), each pack with how many fragments it holds.
     let mut hash = Sha256::new();
-    let mut packs: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut pack_fragments = Vec::new();
-    let mut current: Vec<u8> = Vec::new();
-    let mut in_current = 0u32;
-    let close = |current: &mut Vec<u8>, n: &mut u32, packs: &mut Vec<_>, counts: &mut Vec<u32>| {
-        if !current.is_empty() {
-            let bytes = std::mem::take(current);
-            let name = super::pack_name(&bytes, "cairnpack");
-            packs.push((name, bytes));
-            counts.push(std::mem::take(n));
-        }
-    };
+    let mut groups: Vec<(Vec<u8>, u32)> = Vec::new();
     for bytes in &encoded {
-        if !current.is_empty() && current.len() + bytes.len() > options.pack_bytes {
-            close(
-                &mut current,
-                &mut in_current,
-                &mut packs,
-                &mut pack_fragments,
-            );
-        }
         hash.update(bytes);
-        current.extend_from_slice(bytes);
-        in_current += 1;
+        match groups.last_mut() {
+            Some((pack, n)) if pack.len() + bytes.len() <= options.pack_bytes => {
+                pack.extend_from_slice(bytes);
+                *n += 1;
+            }
+            _ => groups.push((bytes.clone(), 1)),
+        }
     }
-    close(
-        &mut current,
-        &mut in_current,
-        &mut packs,
-        &mut pack_fragments,
-    );
+    let pack_fragments = groups.iter().map(|&(_, n)| n).collect();
+    let packs: Vec<(String, Vec<u8>)> = groups
+        .into_iter()
+        .map(|(bytes, _)| (super::pack_name(&bytes, "cairnpack"), bytes))
+        .collect();
 
     let lexical = &index.lexical;
     let mut meta = Meta {
@@ -333,10 +320,6 @@ pub fn encode(fragment: &Fragment) -> Result<(Vec<u8>, usize)> {
 /// A fragment's gzip (`envelope::compress`).
 pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     compress(bytes, Stream::Gzip)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn document_chunks(index: &Index) -> Vec<u32> {

@@ -107,7 +107,7 @@ pub struct ChunkTerms {
 }
 
 /// A query word, and the terms it may match with their weights (1 for the word's own term).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct QueryWord {
     pub alternatives: Vec<(u32, f32)>,
 }

@@ -181,19 +181,12 @@ impl Index {
             .map(|&i| &self.links[i as usize])
     }
 
-    /// The chunks of the document chunk `chunk` belongs to, as a range of chunk ids (a
-    /// document's chunks are stored together, in order).
-    pub fn document_chunks(&self, chunk: u32) -> std::ops::Range<u32> {
-        let doc = self.chunks[chunk as usize].doc;
-        let mut start = chunk;
-        while start > 0 && self.chunks[start as usize - 1].doc == doc {
-            start -= 1;
-        }
-        let mut end = chunk + 1;
-        while (end as usize) < self.chunks.len() && self.chunks[end as usize].doc == doc {
-            end += 1;
-        }
-        start..end
+    /// The chunks of document `doc`, as a range of chunk ids (a document's chunks are stored
+    /// together, in order; empty for a document of none).
+    pub fn chunks_of(&self, doc: u32) -> std::ops::Range<u32> {
+        let start = self.chunks.partition_point(|c| c.doc < doc);
+        let end = start + self.chunks[start..].partition_point(|c| c.doc == doc);
+        start as u32..end as u32
     }
 
     /// Document `doc`'s summary: the one stored, else, for a document short enough to be its
@@ -204,12 +197,10 @@ impl Index {
         }
         // A document short enough is its own summary: its folded text (`document_text`), read
         // only until it is too long, so a huge document costs no more than a short one.
-        let first = self.first_chunk_of(doc)? as usize;
         let mut text = String::new();
-        let words = self.chunks[first..]
-            .iter()
-            .take_while(|c| c.doc == doc)
-            .flat_map(|c| c.text.split_whitespace());
+        let words = self
+            .chunks_of(doc)
+            .flat_map(|c| self.chunks[c as usize].text.split_whitespace());
         for word in words {
             if !text.is_empty() {
                 text.push(' ');
@@ -224,19 +215,7 @@ impl Index {
 
     /// Document `doc`'s chunks' text, each folded to single spaces, joined by a space.
     pub fn document_text(&self, doc: u32) -> String {
-        let Some(first) = self.first_chunk_of(doc) else {
-            return String::new();
-        };
-        folded_text(
-            self.document_chunks(first)
-                .map(|c| &self.chunks[c as usize]),
-        )
-    }
-
-    /// The first chunk of document `doc`, if it has any.
-    pub fn first_chunk_of(&self, doc: u32) -> Option<u32> {
-        let i = self.chunks.partition_point(|c| c.doc < doc);
-        (self.chunks.get(i).map(|c| c.doc) == Some(doc)).then_some(i as u32)
+        folded_text(self.chunks_of(doc).map(|c| &self.chunks[c as usize]))
     }
 
     pub fn analyzer(&self) -> Analyzer {

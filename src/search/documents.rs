@@ -116,9 +116,7 @@ pub(crate) fn results(
                 .iter()
                 .map(|&(id, score)| chunk(id, score, score >= options.chunk_threshold))
                 .collect();
-            let all = index
-                .first_chunk_of(doc)
-                .map_or(0..0, |first| index.document_chunks(first));
+            let all = index.chunks_of(doc);
             if !options.only_matching_chunks {
                 chunks.extend(
                     all.clone()

@@ -82,16 +82,9 @@ pub fn expand(index: &LexicalIndex, query: &Query, options: &SearchOptions) -> E
             if let Some((word, ..)) = found.first() {
                 corrections.push((token.start..token.end, word.clone()));
             }
-            for (found, t, weight) in found {
-                expansions.push(expansion(
-                    index,
-                    folded,
-                    found,
-                    t,
-                    ExpansionKind::Fuzzy,
-                    weight,
-                ));
-                word.alternatives.push((t, weight));
+            for found in found {
+                word.alternatives.push((found.1, found.2));
+                expansions.push(expansion(index, folded, found, ExpansionKind::Fuzzy));
             }
         }
         if !word.alternatives.is_empty() {
@@ -112,26 +105,16 @@ pub fn expand(index: &LexicalIndex, query: &Query, options: &SearchOptions) -> E
                         .iter()
                         .position(|w| w.alternatives.first().is_some_and(|a| a.0 == term))
                 });
-                let mut completions = QueryWord {
-                    alternatives: Vec::new(),
-                };
+                let mut completions = QueryWord::default();
                 let target = match own {
                     Some(i) => &mut words[i],
                     None => &mut completions,
                 };
-                for (found, t, weight) in prefixed(index, folded) {
-                    if target.alternatives.iter().any(|a| a.0 == t) {
-                        continue;
+                for found in prefixed(index, folded) {
+                    if !target.alternatives.iter().any(|a| a.0 == found.1) {
+                        target.alternatives.push((found.1, found.2));
+                        expansions.push(expansion(index, folded, found, ExpansionKind::Prefix));
                     }
-                    expansions.push(expansion(
-                        index,
-                        folded,
-                        found,
-                        t,
-                        ExpansionKind::Prefix,
-                        weight,
-                    ));
-                    target.alternatives.push((t, weight));
                 }
                 if !completions.alternatives.is_empty() {
                     words.push(completions);
@@ -146,13 +129,13 @@ pub fn expand(index: &LexicalIndex, query: &Query, options: &SearchOptions) -> E
     }
 }
 
+/// What a query word (`query`, folded) was expanded to: an indexed word found for it (word,
+/// term, weight).
 fn expansion(
     index: &LexicalIndex,
     query: &str,
-    word: String,
-    term: u32,
+    (word, term, weight): (String, u32, f32),
     kind: ExpansionKind,
-    weight: f32,
 ) -> Expansion {
     Expansion {
         query: query.to_string(),

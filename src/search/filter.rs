@@ -110,21 +110,18 @@ impl Filter {
     /// (`dyn`: one copy of this code in the wasm for every caller.)
     pub fn matches_values(&self, value: &dyn Fn(&str) -> Option<Value>) -> bool {
         self.fields.iter().all(|(field, condition)| {
-            let value = value(field);
-            match (condition, value) {
-                (_, None) => false,
-                (Condition::AnyOf(wanted), Some(value)) => {
-                    wanted.iter().any(|w| equals_or_contains(&value, w))
-                }
-                (Condition::Range(bounds), Some(value)) => items(&value)
-                    .iter()
-                    .any(|v| within(bounds, &|b| compare(v, b))),
-                (Condition::Dates(bounds), Some(value)) => items(&value).iter().any(|v| {
-                    v.as_str()
-                        .and_then(instant)
-                        .is_some_and(|at| within(bounds, &|b| Some(at.cmp(b))))
-                }),
-            }
+            let Some(value) = value(field) else {
+                return false;
+            };
+            // A field passes when one of its values (an array's items, or the value) does.
+            items(&value).iter().any(|v| match condition {
+                Condition::AnyOf(wanted) => wanted.iter().any(|w| same(v, w)),
+                Condition::Range(bounds) => within(bounds, &|b| compare(v, b)),
+                Condition::Dates(bounds) => v
+                    .as_str()
+                    .and_then(instant)
+                    .is_some_and(|at| within(bounds, &|b| Some(at.cmp(b)))),
+            })
         })
     }
 }
@@ -288,13 +285,6 @@ pub fn field_value(index: &Index, doc: u32, field: &str) -> Option<Value> {
             .map(|t| Value::String(t.iso.clone())),
         "docType" => serde_json::to_value(document.doc_type).ok(),
         _ => index.metadata(doc).and_then(|m| m.get(field)).cloned(),
-    }
-}
-
-fn equals_or_contains(value: &Value, wanted: &Value) -> bool {
-    match value {
-        Value::Array(items) => items.iter().any(|i| same(i, wanted)),
-        v => same(v, wanted),
     }
 }
 

@@ -284,7 +284,7 @@ fn explain(index: &Index, candidate: &Candidate, retrieved: &Retrieved) -> Expla
 }
 
 fn neighbors(index: &Index, chunk: u32, n: u32) -> Neighbors {
-    let range = index.document_chunks(chunk);
+    let range = index.chunks_of(index.chunks[chunk as usize].doc);
     let before = (chunk.saturating_sub(n).max(range.start)..chunk)
         .map(|c| index.chunks[c as usize].text.clone())
         .collect();

@@ -235,9 +235,7 @@ impl Source for Whole<'_> {
         self.index.chunks[chunk as usize].doc
     }
     fn chunks_of(&self, doc: u32) -> Range<u32> {
-        let chunks = &self.index.chunks;
-        let start = chunks.partition_point(|c| c.doc < doc);
-        start as u32..(start + chunks[start..].partition_point(|c| c.doc == doc)) as u32
+        self.index.chunks_of(doc)
     }
     fn has_vectors(&self) -> bool {
         self.index.vectors.is_some()

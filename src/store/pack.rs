@@ -3,6 +3,8 @@
 //! records end to end; a record is one int8 vector (values, scale, CRC-32 of its id and both),
 //! so one record is one range request and a record read from the wrong place is refused.
 
+use sha2::Digest;
+
 /// The folder of packs, beside an index's meta file or in its model folder.
 pub const PACK_DIR: &str = "p";
 
@@ -17,12 +19,17 @@ pub fn record_length(dimension: usize) -> usize {
 /// `cairnrows` for static rows).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn pack_name(bytes: &[u8], kind: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let hex: String = Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("{}.{kind}", &hex[..20])
+    format!("{}.{kind}", &sha256_hex(bytes)[..20])
+}
+
+/// The SHA-256 of `bytes` in lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// `bytes` in lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether `name` is a file name `pack_name` gives (so a crafted meta cannot name a path).

@@ -426,7 +426,7 @@ async fn fetch_model(
     let weights = fetch_bytes(&url(name), on_progress).await?;
     let mut word_packs = Vec::new();
     // Only the index's own weights are parsed for where their rows are.
-    if index.is_some_and(|m| crate::embed::sha256_hex(&weights) == m.web_weights_sha256)
+    if index.is_some_and(|m| crate::store::pack::sha256_hex(&weights) == m.web_weights_sha256)
         && crate::embed::is_quantized(&weights)
     {
         for pack in crate::embed::word_packs(&weights).map_err(js_error)? {

@@ -239,14 +239,6 @@ impl Fragmented {
         &self.meta
     }
 
-    pub fn document_count(&self) -> usize {
-        self.meta.document_chunks.len()
-    }
-
-    pub fn chunk_count(&self) -> usize {
-        self.documents.of_chunk.len()
-    }
-
     /// A search's step as the shells hand it on: its answer (put in a `FragmentStep` by
     /// `Step::map`), or where each fragment needed is.
     pub fn step(&self, step: Step<super::FragmentStep>) -> super::FragmentStep {
@@ -549,7 +541,9 @@ impl Fragmented {
         scores: &[f32],
     ) -> Result<()> {
         if chunks.len() != scores.len()
-            || chunks.iter().any(|&c| c as usize >= self.chunk_count())
+            || chunks
+                .iter()
+                .any(|&c| c as usize >= self.documents.of_chunk.len())
             || scores.iter().any(|s| !s.is_finite())
         {
             return Err(Error::InvalidInput(format!(

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use super::{Fragmented, Step};
 use crate::error::{Error, Result};
 use crate::fragment::{META_FILE, PACK_DIR};
+use crate::search::Source;
 
 /// A fragmented index read from a folder, and the bytes and fetch rounds it has read.
 pub struct Folder {
@@ -52,13 +53,7 @@ impl Folder {
                     self.rounds += 1;
                     for r in rows {
                         let what = format!("static row {}", r.row);
-                        let bytes = read_range(
-                            &self.dir.join(PACK_DIR).join(&r.pack),
-                            r.offset,
-                            r.length,
-                            &what,
-                        )?;
-                        self.bytes += bytes.len() as u64;
+                        let bytes = self.read_range(&r.pack, r.offset, r.length, &what)?;
                         self.index.add_static_row(r.row, &bytes)?;
                     }
                 }
@@ -169,32 +164,33 @@ impl Folder {
             Some(r) => format!("vector record {r} of fragment {fragment}"),
             None => format!("fragment {fragment}"),
         };
-        let bytes = read_range(&self.dir.join(PACK_DIR).join(pack), offset, length, &what)?;
+        self.read_range(&pack.to_string(), offset, length, &what)
+    }
+
+    /// `length` bytes of pack `pack` from `offset`, `what` naming them in errors; counted in
+    /// `bytes`.
+    fn read_range(&mut self, pack: &str, offset: u64, length: u32, what: &str) -> Result<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = self.dir.join(PACK_DIR).join(pack);
+        let damaged = |why: String| {
+            super::damaged(format!(
+                "cannot read {what} ({length} bytes at {offset}) from {}: {why}",
+                path.display()
+            ))
+        };
+        let mut file = std::fs::File::open(&path).map_err(|e| damaged(e.to_string()))?;
+        let size = file.metadata().map_err(|e| damaged(e.to_string()))?.len();
+        if offset.saturating_add(length as u64) > size {
+            return Err(damaged(format!("the file has only {size} bytes")));
+        }
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| damaged(e.to_string()))?;
+        let mut bytes = vec![0u8; length as usize];
+        file.read_exact(&mut bytes)
+            .map_err(|e| damaged(e.to_string()))?;
         self.bytes += bytes.len() as u64;
         Ok(bytes)
     }
-}
-
-/// `length` bytes of the file at `path` from `offset`, `what` naming them in errors.
-fn read_range(path: &Path, offset: u64, length: u32, what: &str) -> Result<Vec<u8>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let damaged = |why: String| {
-        super::damaged(format!(
-            "cannot read {what} ({length} bytes at {offset}) from {}: {why}",
-            path.display()
-        ))
-    };
-    let mut file = std::fs::File::open(path).map_err(|e| damaged(e.to_string()))?;
-    let size = file.metadata().map_err(|e| damaged(e.to_string()))?.len();
-    if offset.saturating_add(length as u64) > size {
-        return Err(damaged(format!("the file has only {size} bytes")));
-    }
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| damaged(e.to_string()))?;
-    let mut bytes = vec![0u8; length as usize];
-    file.read_exact(&mut bytes)
-        .map_err(|e| damaged(e.to_string()))?;
-    Ok(bytes)
 }
 
 /// The file at `path`, refused unread when it is over `limit` bytes.
