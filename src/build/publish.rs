@@ -53,6 +53,10 @@ impl Staging {
                 "another cairn build is writing into {} now; wait for it to finish (the index there stays whole), then run this one again",
                 out.display()
             ))),
+            // WASI has no file locks: the npm package's launcher holds the folder instead
+            // (`pkg/bin/cairn.mjs`).
+            Err(std::fs::TryLockError::Error(e))
+                if cfg!(target_os = "wasi") && e.kind() == std::io::ErrorKind::Unsupported => {}
             Err(std::fs::TryLockError::Error(e)) => {
                 return Err(io(format!("cannot lock {}", lock_path.display()))(e))
             }
@@ -67,7 +71,12 @@ impl Staging {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
-        let path = out.join(format!("{STAGING_PREFIX}{}", std::process::id()));
+        // WASI has no process ids; under the lock, any name of this build's own will do.
+        #[cfg(not(target_os = "wasi"))]
+        let id = std::process::id();
+        #[cfg(target_os = "wasi")]
+        let id = 0;
+        let path = out.join(format!("{STAGING_PREFIX}{id}"));
         std::fs::create_dir_all(&path).map_err(io(format!("cannot create {}", path.display())))?;
         let owned = fragment::write::owned(out);
         let model_packs = owned

@@ -10,11 +10,11 @@
 //! else.
 
 pub mod load;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub mod write;
 
 pub use crate::store::envelope::{FRAGMENT_MAGIC, META_MAGIC};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub use crate::store::pack::pack_name;
 pub use crate::store::pack::{
     decode_record, encode_record, is_pack_name, record_id, record_length, PACK_DIR,

@@ -43,7 +43,7 @@ impl Fuzzy {
 
 /// Which signals a search uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Tsify)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
+#[cfg_attr(not(browser), derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
     /// BM25 only.
@@ -57,7 +57,7 @@ pub enum SearchMode {
 
 /// How hybrid search combines the two rankings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Tsify)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
+#[cfg_attr(not(browser), derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Fusion {
     /// Reciprocal rank fusion: score = Σ 1 / (rrfK + rank).

@@ -193,11 +193,11 @@ fn checked_graph<'de, D: Deserializer<'de>>(
 
 /// How a scanned (graphless) index stores its vectors (`cairn index --vectors i8|f32`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(clap::ValueEnum))]
+#[cfg_attr(not(browser), derive(clap::ValueEnum))]
 pub enum Precision {
     /// 8 bits a component and a scale per vector: a quarter of the bytes, cosine within 0.01.
     #[default]
-    #[cfg_attr(not(target_arch = "wasm32"), value(name = "i8"))]
+    #[cfg_attr(not(browser), value(name = "i8"))]
     Int8,
     F32,
 }
@@ -250,7 +250,7 @@ impl VectorIndex {
 
     /// An index with an HNSW graph over `vectors` (native only: building is slow), built on one
     /// thread so that it is the same graph every time.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     pub fn graph(model: ModelIdentity, vectors: Vec<f32>, settings: GraphSettings) -> Self {
         let dim = model.dimension as usize;
         let points: Vec<Embedding> = vectors
@@ -671,7 +671,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     fn graph_and_flat_find_the_same_nearest() {
         let vectors: Vec<f32> = (0..60).flat_map(unit).collect();
         let flat = VectorIndex::flat(identity(), vectors.clone(), Precision::F32);
@@ -691,7 +691,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     fn the_same_vectors_give_the_same_graph() {
         let vectors: Vec<f32> = (0..3000).flat_map(unit).collect();
         let bytes = || {
@@ -702,7 +702,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     fn graph_parts_read_the_bytes_instant_distance_writes() {
         let vectors: Vec<f32> = (0..300).flat_map(unit).collect();
         let Store::Graph { hnsw, .. } =
@@ -721,7 +721,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     fn a_crafted_graph_is_refused_not_searched() {
         let vectors: Vec<f32> = (0..300).flat_map(unit).collect();
         let index = VectorIndex::graph(identity(), vectors, GraphSettings::default());

@@ -336,11 +336,11 @@ pub fn age_days(index: &Index, doc: u32, now_ms: f64) -> Option<u32> {
 
 /// Milliseconds since 1970, from the platform's clock.
 pub fn now_ms() -> f64 {
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(browser)]
     {
         js_sys::Date::now()
     }
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -33,7 +33,7 @@ pub const MAX_INFLATED: u64 = 1 << 30;
 const MAX_RATIO: u64 = 1032;
 
 /// What `compress` writes: a raw deflate stream (an index file's payload) or gzip (a fragment).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub enum Stream {
     Deflate,
     Gzip,
@@ -42,7 +42,7 @@ pub enum Stream {
 /// `bytes` compressed by libdeflate at its highest level (12), whose near-optimal parse makes
 /// an index 3 to 4% smaller than zlib's level 9 and a fragment's postings 15 to 20% smaller;
 /// any inflater reads it (the wasm build's miniz_oxide, a browser's DecompressionStream).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub fn compress(bytes: &[u8], stream: Stream) -> Vec<u8> {
     use libdeflater::{CompressionLvl, Compressor};
     thread_local! {
@@ -160,14 +160,14 @@ pub fn gunzip(bytes: &[u8], limit: usize, what: &str) -> Result<Vec<u8>> {
 /// The CRC-32 of `id` (little-endian) followed by `bytes`: a checksum that also says which
 /// record the bytes are, so a record read from the wrong place (a shifted range) fails it.
 pub(crate) fn crc32_of(id: u64, bytes: &[u8]) -> u32 {
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     {
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(&id.to_le_bytes());
         hasher.update(bytes);
         hasher.finalize()
     }
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(browser)]
     {
         let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
         let mut digest = crc.digest();
@@ -180,15 +180,15 @@ pub(crate) fn crc32_of(id: u64, bytes: &[u8]) -> u32 {
 /// CRC-32 (IEEE). Natively crc32fast (SIMD for indexes of many megabytes); in wasm the `crc`
 /// crate's 1 kB table instead of crc32fast's 16 kB, which every page would download.
 pub(crate) fn crc32(bytes: &[u8]) -> u32 {
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(browser))]
     return crc32fast::hash(bytes);
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(browser)]
     return crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC).checksum(bytes);
 }
 
 /// Wraps a payload in the envelope: magic, version, length, payload, CRC-32. (The wasm build
 /// only reads envelopes; its unit tests seal some.)
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+#[cfg_attr(browser, allow(dead_code))]
 pub(crate) fn seal(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len() + TRAILER_LEN);
     out.extend_from_slice(magic);

@@ -17,7 +17,7 @@ pub fn record_length(dimension: usize) -> usize {
 
 /// A pack's file name: `<20 hex digits of its SHA-256>.<kind>` (`cairnpack` for fragments,
 /// `cairnrows` for static rows).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub fn pack_name(bytes: &[u8], kind: &str) -> String {
     format!("{}.{kind}", &sha256_hex(bytes)[..20])
 }

@@ -232,7 +232,7 @@ impl StaticTable {
 
 /// The rows' packs (native): about a megabyte each, named by content. `terms` (ascending) are
 /// the term ids of `rows` (`dimension` f32 each), of a lexical index of `term_count` terms.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub fn write(
     dimension: usize,
     term_count: usize,
@@ -274,7 +274,7 @@ pub fn write(
 }
 
 /// The rows' packs as (name, bytes), read from `dir/p/` (to copy them into another layout).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub fn read_packs(rows: &StaticRows, dir: &std::path::Path) -> Result<Vec<(String, Vec<u8>)>> {
     rows.packs
         .iter()
@@ -292,7 +292,7 @@ pub fn read_packs(rows: &StaticRows, dir: &std::path::Path) -> Result<Vec<(Strin
 }
 
 /// The whole table, every row read from the packs under `dir/p/` (native search and eval).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub fn read_all(rows: &StaticRows, dir: &std::path::Path) -> Result<StaticTable> {
     let packs: Vec<Vec<u8>> = read_packs(rows, dir)?.into_iter().map(|(_, b)| b).collect();
     from_packs(rows, &packs)

@@ -567,6 +567,6 @@ impl Fragmented {
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(browser))]
 pub mod native;
 mod source;

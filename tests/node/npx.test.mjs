@@ -1,0 +1,114 @@
+// The npm package as a user without Rust gets it: `npm pack` of pkg/, installed into an empty
+// project, and `npx cairn-search` run there with a PATH that has node and npm but no cargo or
+// rustc. It indexes a folder of HTML, Markdown, text and JSONL (the CLI's code as WebAssembly
+// under Node's WASI): lexically to the same bytes as the native CLI; with the model fetched
+// from a local server laid out as the Hugging Face hub (HF_ENDPOINT), cached and not fetched
+// again, to an index whose hybrid hits are the native CLI's; `npx cairn-search search` answers
+// from it, and so does <cairn-search> in Chromium.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { serve } from "../../scripts/serve.mjs";
+import { cairn, fixtures, launchChromium, model, root } from "./helpers.mjs";
+
+const HUB_PATH = "/sentence-transformers/all-MiniLM-L6-v2/resolve/main/";
+const QUERIES = ["how do I install it", "configuration options", "caffè"];
+
+let work, project, env, hub;
+
+/** `npx cairn-search …` in the project, as a user without Rust runs it: its exit status and
+ * output. Asynchronous, so the hub this process serves can answer it. */
+function npx(args, extra = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn("npx", ["--no-install", "cairn-search", ...args], { cwd: project, env: { ...env, ...extra } });
+    let stdout = "", stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** `npx` that must succeed. */
+async function npxOk(args, extra = {}) {
+  const run = await npx(args, extra);
+  if (run.status !== 0) throw new Error(`npx cairn-search ${args.join(" ")} exited ${run.status}:\n${run.stderr}`);
+  return run;
+}
+
+before(async () => {
+  assert.ok(existsSync(join(root, "pkg/cli/cairn.wasm")), "pkg/ has no cli/cairn.wasm: run scripts/build-pkg.sh");
+  work = mkdtempSync(join(tmpdir(), "cairn-npx-"));
+  const tarball = execFileSync("npm", ["pack", join(root, "pkg"), "--pack-destination", work, "--silent"], { encoding: "utf8" }).trim().split("\n").pop();
+  project = join(work, "project");
+  mkdirSync(project);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "site", private: true }));
+  // node and npm only: the folders that hold them, none that holds cargo.
+  const path = [...new Set([dirname(process.execPath), dirname(execFileSync("sh", ["-c", "command -v npm"], { encoding: "utf8" }).trim()), "/usr/bin", "/bin"])];
+  env = { PATH: path.join(":"), HOME: work, CAIRN_CACHE: join(work, "cache"), npm_config_cache: join(work, "npm-cache") };
+  assert.notEqual(spawnSync("sh", ["-c", "command -v cargo || command -v rustc"], { env }).status, 0, "cargo is still on PATH");
+  execFileSync("npm", ["install", join(work, tarball), "--no-audit", "--no-fund", "--offline"], { cwd: project, env, stdio: "pipe" });
+  hub = await serve(0, [[HUB_PATH, model]]);
+});
+
+after(() => hub?.close());
+
+test("a lexical index from npx is the native CLI's, byte for byte", async () => {
+  const out = join(work, "lexical");
+  const run = await npxOk(["index", fixtures, "--out", out, "--no-embed"]);
+  assert.match(run.stdout, /^indexed \d+ documents/m);
+  const native = join(work, "lexical-native");
+  cairn(["index", fixtures, "--out", native, "--no-embed"]);
+  assert.deepEqual(readFileSync(join(out, "index.cairn")), readFileSync(join(native, "index.cairn")));
+  assert.deepEqual(readdirSync(out).sort(), readdirSync(native).sort());
+});
+
+test("with the model from the hub: fetched once, and the index answers as the native CLI's", async () => {
+  const endpoint = `http://127.0.0.1:${hub.address().port}`;
+  const out = join(work, "hybrid");
+  const first = await npxOk(["index", fixtures, "--out", out], { HF_ENDPOINT: endpoint });
+  assert.match(first.stdout, /^indexed \d+ documents/m);
+  const fetched = hub.log.filter((r) => r.path.startsWith(HUB_PATH) && r.status === 200).map((r) => r.path.slice(HUB_PATH.length)).sort();
+  assert.deepEqual(fetched, ["config.json", "model.safetensors", "tokenizer.json"]);
+  assert.ok(existsSync(join(out, "model")), "the browser's model is written beside the index");
+  // Cached: a second build fetches nothing.
+  hub.log.length = 0;
+  await npxOk(["index", fixtures, "--out", join(work, "hybrid-again")], { HF_ENDPOINT: endpoint });
+  assert.equal(hub.log.length, 0, JSON.stringify(hub.log));
+
+  const native = join(work, "hybrid-native");
+  cairn(["index", fixtures, "--out", native, "--model", model]);
+  for (const query of QUERIES) {
+    const args = (index) => ["search", index, query, "--json", "--limit", "10"];
+    const wasm = JSON.parse((await npxOk(args(out))).stdout).map((h) => h.id);
+    const nat = JSON.parse(cairn(args(native))).map((h) => h.id);
+    assert.deepEqual(wasm, nat, `hybrid top 10 of ${JSON.stringify(query)}`);
+  }
+
+  // <cairn-search> in Chromium answers from the index npx wrote.
+  const site = await serve(0, [["/npx-index/", out]]);
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title><script type="module" src="/pkg/element.js"></script></head><body><cairn-search index="/npx-index/index.cairn"></cairn-search></body></html>`;
+    const base = `http://127.0.0.1:${site.address().port}`;
+    await page.route(`${base}/page.html`, (route) => route.fulfill({ contentType: "text/html; charset=utf-8", body: html }));
+    await page.goto(`${base}/page.html`);
+    await page.waitForSelector("cairn-search[data-ready]", { timeout: 30_000 });
+    await page.fill("cairn-search input", QUERIES[0]);
+    await page.waitForSelector("cairn-search li[role=option]", { timeout: 30_000 });
+    assert.ok((await page.$$("cairn-search li[role=option]")).length > 0);
+  } finally {
+    await browser.close();
+    site.close();
+  }
+});
+
+test("npx says what is wrong, and exits 1, as the native CLI does", async () => {
+  const run = await npx(["index", join(work, "missing"), "--out", join(work, "x"), "--no-embed"]);
+  assert.equal(run.status, 1);
+  assert.match(run.stderr, /^error: .*missing/m);
+});
