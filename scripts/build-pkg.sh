@@ -33,6 +33,10 @@ cp target/wasm32-wasip1/release/cairn.wasm pkg/cli/cairn.wasm
 # dependencies, and installs offline.
 npx esbuild js/bin/cairn.mjs --bundle --platform=node --format=esm --target=node20 --log-level=warning \
   --outfile=pkg/bin/cairn.mjs
+# The Node API (`cairn-search/indexer`: createIndex, addDirectory, addHTMLFile, addRecord, write).
+npx esbuild js/node/indexer.mjs --bundle --platform=node --format=esm --target=node20 --log-level=warning \
+  --outfile=pkg/indexer.mjs
+cp js/node/indexer.d.mts pkg/indexer.d.mts
 # Function names serve only stack traces: a tenth of each module.
 node scripts/strip-names.mjs pkg/cli/cairn.wasm pkg/web/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/web-fragments/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
 cp js/*.js js/*.d.ts pkg/
@@ -62,11 +66,12 @@ cat > pkg/package.json <<JSON
     "./web-core": { "types": "./web-core/cairn.d.ts", "default": "./web-core/cairn.js" },
     "./web-fragments": { "types": "./web-fragments/cairn.d.ts", "default": "./web-fragments/cairn.js" },
     "./client": { "types": "./client.d.ts", "default": "./client.js" },
+    "./indexer": { "types": "./indexer.d.mts", "default": "./indexer.mjs" },
     "./element": "./element.js",
     "./worker": "./worker.js",
     "./package.json": "./package.json"
   },
-  "files": ["bin", "cli", "web", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "README.md"],
+  "files": ["bin", "cli", "indexer.mjs", "indexer.d.mts", "web", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "README.md"],
   "sideEffects": ["./element.js", "./bundler/*.js"]
 }
 JSON

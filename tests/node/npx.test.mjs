@@ -107,6 +107,57 @@ test("with the model from the hub: fetched once, and the index answers as the na
   }
 });
 
+/** Runs `code` (an ES module) in the project, where `cairn-search/indexer` resolves as a user's
+ * import does; resolves to what it printed. */
+async function inProject(code) {
+  const file = join(project, `script-${Math.random().toString(36).slice(2)}.mjs`);
+  writeFileSync(file, code);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [file], { cwd: project, env });
+    let stdout = "", stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (status) => (status === 0 ? resolve(stdout) : reject(new Error(`exited ${status}: ${stderr}`))));
+  });
+}
+
+test("the Node API writes the command line's bytes, and indexes pages and records given in memory", async () => {
+  const out = join(work, "api-lexical");
+  const wrote = JSON.parse(await inProject(`
+    import { createIndex } from "cairn-search/indexer";
+    const index = await createIndex({ noEmbed: true });
+    index.addDirectory(${JSON.stringify(fixtures)});
+    console.log(JSON.stringify(await index.write(${JSON.stringify(out)})));
+  `));
+  assert.ok(wrote.documents > 0 && wrote.chunks >= wrote.documents, JSON.stringify(wrote));
+  const native = join(work, "api-native");
+  cairn(["index", fixtures, "--out", native, "--no-embed"]);
+  assert.deepEqual(readFileSync(join(out, "index.cairn")), readFileSync(join(native, "index.cairn")));
+
+  const memory = join(work, "api-memory");
+  await inProject(`
+    import { createIndex } from "cairn-search/indexer";
+    const index = await createIndex({ noEmbed: true, baseUrl: "/" });
+    index.addHTMLFile({ url: "/guide/", content: "<html><head><title>Guide</title></head><body><main><h1>Guide</h1><p>Brewing tea with a kettle.</p></main></body></html>" });
+    index.addRecord({ id: "r1", title: "Coffee", text: "Espresso needs a good grinder.", url: "/coffee/" });
+    await index.write(${JSON.stringify(memory)});
+  `);
+  const top = async (query) => JSON.parse((await npxOk(["search", memory, query, "--json"])).stdout)[0];
+  assert.equal((await top("kettle")).citation.url, "/guide/");
+  assert.equal((await top("grinder")).citation.docId, "r1");
+
+  // A failed build says why, as the command line does, and keeps the previous index.
+  const failed = await inProject(`
+    import { createIndex, CairnError } from "cairn-search/indexer";
+    const index = await createIndex({ noEmbed: true });
+    index.addFile(${JSON.stringify(join(work, "missing.md"))});
+    try { await index.write(${JSON.stringify(memory)}); console.log("wrote"); }
+    catch (e) { console.log(e instanceof CairnError, e.message); }
+  `);
+  assert.match(failed, /^true .*missing\.md/);
+  assert.equal((await top("kettle")).citation.url, "/guide/");
+});
+
 test("npx says what is wrong, and exits 1, as the native CLI does", async () => {
   const run = await npx(["index", join(work, "missing"), "--out", join(work, "x"), "--no-embed"]);
   assert.equal(run.status, 1);

@@ -1,0 +1,239 @@
+// The cairn command line in Node, shared by `npx cairn-search` (bin/cairn.mjs) and the Node API
+// (indexer.mjs): the native CLI's own code, compiled to WebAssembly (wasm32-wasip1,
+// `cli/cairn.wasm`) and run under WASI, so the flags, messages, exit codes and the index bytes
+// are the native CLI's. A native binary is used instead when one is at hand: `CAIRN_BINARY`,
+// or a platform package (`@cairn-search/linux-x64`, …) installed beside this one.
+//
+// WASI is @tybys/wasm-util's (bundled into this file when the package is built), not Node's own
+// `node:wasi`: Node 20's keeps the module's memory as it was when the program started, so after
+// the memory grows (the model loading) its file and console calls read and write freed memory,
+// which crashed Node or lost output in about four runs of five here.
+//
+// What only JavaScript can do here: the sentence model is fetched from the Hugging Face hub
+// (`HF_ENDPOINT` honoured) into `~/.cache/cairn` when `--model` is a URL or is not given and
+// `models/all-MiniLM-L6-v2` is not in the working folder, checked against its SHA-256; and an
+// index folder is held against a second build while one writes it (WASI has no file locks).
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as fs from "node:fs";
+import { WASI } from "@tybys/wasm-util";
+
+/** Where `cli/cairn.wasm` is: the package's root (this file is bundled into `bin/` and the
+ * package root alike, so both look for it from the package's folder). */
+const packageRoot = () => (existsSync(join(here, "cli/cairn.wasm")) ? here : join(here, ".."));
+const here = dirname(fileURLToPath(import.meta.url));
+/** The model `cairn index` embeds with when none is named, and its files' SHA-256. */
+const DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2";
+const DEFAULT_FOLDER = "models/all-MiniLM-L6-v2";
+const PINNED = {
+  "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+  "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+  "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+};
+
+/** A problem the launcher found before the CLI ran, said as the CLI says its own. */
+export class CairnError extends Error {}
+
+function fail(message) {
+  throw new CairnError(message);
+}
+
+/** The value of `--name` in `args` (`--name value` or `--name=value`), and where it is. */
+export function option(args, name) {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--") break;
+    if (args[i] === name) return { value: args[i + 1], at: i, joined: false };
+    if (args[i].startsWith(`${name}=`)) return { value: args[i].slice(name.length + 1), at: i, joined: true };
+  }
+  return null;
+}
+
+/** A native cairn binary to run instead of the WebAssembly one, if there is one. */
+export function nativeBinary() {
+  if (process.env.CAIRN_BINARY) return process.env.CAIRN_BINARY;
+  const name = `@cairn-search/${process.platform}-${process.arch}`;
+  try {
+    const require = createRequire(import.meta.url);
+    const dir = dirname(require.resolve(`${name}/package.json`));
+    const binary = join(dir, process.platform === "win32" ? "cairn.exe" : "cairn");
+    return existsSync(binary) ? binary : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Where fetched models are kept: `CAIRN_CACHE`, else `$XDG_CACHE_HOME/cairn`, else
+ * `~/.cache/cairn`. */
+function cacheDir() {
+  return process.env.CAIRN_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "cairn");
+}
+
+/** `repo` at `revision` (a hub model id, e.g. sentence-transformers/all-MiniLM-L6-v2), fetched
+ * once into the cache: its folder. The default model's files are checked against their pinned
+ * SHA-256; another model's weights against the hub's `X-Linked-Etag` (their SHA-256). */
+async function hubModel(repo, revision) {
+  const endpoint = (process.env.HF_ENDPOINT ?? "https://huggingface.co").replace(/\/+$/, "");
+  const dir = join(cacheDir(), "models", repo.replace(/\//g, "--"), revision);
+  mkdirSync(dir, { recursive: true });
+  for (const file of ["config.json", "tokenizer.json", "model.safetensors"]) {
+    const path = join(dir, file);
+    const pinned = repo === DEFAULT_MODEL ? PINNED[file] : null;
+    if (existsSync(path) && (!pinned || sha256(readFileSync(path)) === pinned)) continue;
+    const url = `${endpoint}/${repo}/resolve/${encodeURIComponent(revision)}/${file}`;
+    const bytes = await download(url, file);
+    const linked = /^"?([0-9a-f]{64})"?$/.exec(bytes.headers.get("x-linked-etag") ?? "")?.[1];
+    const want = pinned ?? (file === "model.safetensors" ? linked : null);
+    const got = sha256(bytes.body);
+    if (want && got !== want) {
+      fail(`${url} has SHA-256 ${got}, not the ${want} expected; not using it (a proxy or mirror changed it, or the download broke off): try again, or pass --model with a folder`);
+    }
+    const part = `${path}.part-${process.pid}`;
+    writeFileSync(part, bytes.body);
+    renameSync(part, path);
+  }
+  return dir;
+}
+
+function sha256(bytes) {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** A URL's body, with a progress line on a terminal. */
+async function download(url, name) {
+  let response;
+  try {
+    response = await fetch(url, { redirect: "follow" });
+  } catch (e) {
+    fail(`cannot fetch ${url}: ${e.cause?.message ?? e.message}; set HF_ENDPOINT to a mirror, or pass --model with a folder that holds config.json, tokenizer.json and model.safetensors`);
+  }
+  if (!response.ok) fail(`cannot fetch ${url}: HTTP ${response.status} ${response.statusText}`);
+  const total = Number(response.headers.get("content-length")) || 0;
+  const chunks = [];
+  let received = 0;
+  const tty = process.stderr.isTTY;
+  for await (const chunk of response.body) {
+    chunks.push(chunk);
+    received += chunk.length;
+    if (tty) {
+      const of = total ? ` of ${(total / 1e6).toFixed(1)} MB` : "";
+      process.stderr.write(`\rdownloading ${name}: ${(received / 1e6).toFixed(1)} MB${of}   `);
+    }
+  }
+  if (tty) process.stderr.write("\n");
+  else process.stderr.write(`downloaded ${name} (${(received / 1e6).toFixed(1)} MB) from ${url}\n`);
+  return { body: Buffer.concat(chunks), headers: response.headers };
+}
+
+/** `args` with `--model` pointing at a folder: a URL or hub id fetched into the cache; with
+ * none given, the working folder's models/all-MiniLM-L6-v2 if it has one, else the default
+ * model from the hub. `--no-embed` needs no model. */
+export async function withModelFolder(args) {
+  if (args.includes("--no-embed")) return args;
+  const given = option(args, "--model");
+  if (given && given.value !== undefined && !/^https?:\/\//.test(given.value) && !given.value.startsWith("hf:")) {
+    return args;
+  }
+  if (!given && existsSync(join(DEFAULT_FOLDER, "config.json"))) return args;
+  let repo = DEFAULT_MODEL;
+  let revision = "main";
+  if (given?.value) {
+    // hf:owner/name[@revision], or a hub URL https://host/owner/name[/tree/revision].
+    const spec = given.value.startsWith("hf:")
+      ? given.value.slice(3)
+      : new URL(given.value).pathname.replace(/^\/+|\/+$/g, "");
+    const [path, rev] = spec.split("@");
+    const parts = path.split("/");
+    repo = parts.slice(0, 2).join("/");
+    revision = rev ?? (parts[2] === "tree" || parts[2] === "resolve" ? parts[3] : "main") ?? "main";
+    if (given.value.startsWith("http")) process.env.HF_ENDPOINT ??= new URL(given.value).origin;
+  }
+  const dir = await hubModel(repo, revision);
+  const out = [...args];
+  if (!given) out.push("--model", dir);
+  else if (given.joined) out[given.at] = `--model=${dir}`;
+  else out[given.at + 1] = dir;
+  return out;
+}
+
+/** Holds `out` for this build: WASI has no file locks, so the launcher keeps a file naming its
+ * process in the folder while the build runs; one left by a process that is gone is taken over.
+ * Returns what lets it go (also done when the process exits). */
+export function holdFolder(out) {
+  mkdirSync(out, { recursive: true });
+  const path = join(out, ".cairn-lock-npm");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      const release = () => rmSync(path, { force: true });
+      process.on("exit", release);
+      return () => {
+        process.off("exit", release);
+        release();
+      };
+    } catch (e) {
+      if (e.code !== "EEXIST") throw e;
+      const pid = Number(readFileSync(path, "utf8"));
+      let alive = false;
+      try {
+        alive = pid > 0 && process.kill(pid, 0);
+      } catch (e) {
+        alive = e.code === "EPERM";
+      }
+      if (alive) {
+        fail(`another cairn build (process ${pid}) is writing into ${out} now; wait for it to finish (the index there stays whole), then run this one again`);
+      }
+      rmSync(path, { force: true });
+    }
+  }
+}
+
+/** Runs the CLI's WebAssembly build under WASI, with the whole file system at `/` and the
+ * working folder passed in `CAIRN_CWD`; resolves to its exit code. Its output goes to this
+ * process's, or to `print` and `printErr`, a line at a time. */
+export async function runWasi(args, { print, printErr } = {}) {
+  const wasi = new WASI({
+    version: "preview1",
+    args: ["cairn", ...args],
+    env: { ...process.env, CAIRN_CWD: process.cwd() },
+    preopens: { "/": "/" },
+    returnOnExit: true,
+    fs,
+    print: print ?? ((text) => process.stdout.write(`${text}\n`)),
+    printErr: printErr ?? ((text) => process.stderr.write(`${text}\n`)),
+  });
+  const module = await WebAssembly.compile(readFileSync(join(packageRoot(), "cli/cairn.wasm")));
+  const instance = await WebAssembly.instantiate(module, { wasi_snapshot_preview1: wasi.wasiImport });
+  return wasi.start(instance);
+}
+
+
+/** Runs the command line on `args`: a native binary when one is at hand, else the WebAssembly
+ * build; its output a line at a time to `print` and `printErr`. Resolves to its exit code. */
+export async function runCli(args, { print, printErr }) {
+  const binary = nativeBinary();
+  if (!binary) return runWasi(args, { print, printErr });
+  return new Promise((ok, reject) => {
+    const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const lines = (stream, to) => {
+      let rest = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (d) => {
+        const parts = (rest + d).split("\n");
+        rest = parts.pop();
+        parts.forEach((l) => to(l));
+      });
+      stream.on("end", () => rest && to(rest));
+    };
+    lines(child.stdout, print);
+    lines(child.stderr, printErr);
+    child.on("error", (e) => reject(new CairnError(`cannot run ${binary}: ${e.message}`)));
+    child.on("close", (code) => ok(code ?? 1));
+  });
+}
