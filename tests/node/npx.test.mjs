@@ -158,6 +158,25 @@ test("the Node API writes the command line's bytes, and indexes pages and record
   assert.equal((await top("kettle")).citation.url, "/guide/");
 });
 
+test("with the platform package installed, npx runs the native binary and says so", async () => {
+  // The debug build, without its 380 MB of debug information, stands in for a release binary.
+  const binary = join(work, "cairn");
+  execFileSync("strip", ["-o", binary, join(root, "target/debug/cairn")]);
+  execFileSync("bash", [join(root, "scripts/build-platform-pkg.sh"), binary], { stdio: "pipe" });
+  const platform = `${process.platform}-${process.arch}`;
+  const tarball = execFileSync("npm", ["pack", join(root, "pkg-platform", platform), "--pack-destination", work, "--silent"], { encoding: "utf8" }).trim().split("\n").pop();
+  const main = readdirSync(work).find((f) => f.startsWith("cairn-search-") && f.endsWith(".tgz"));
+  const other = join(work, "native-project");
+  mkdirSync(other);
+  writeFileSync(join(other, "package.json"), JSON.stringify({ name: "native-site", private: true }));
+  execFileSync("npm", ["install", join(work, main), join(work, tarball), "--no-audit", "--no-fund", "--offline"], { cwd: other, env, stdio: "pipe" });
+  const out = join(work, "native-lexical");
+  const run = spawnSync("npx", ["--no-install", "cairn-search", "index", fixtures, "--out", out, "--no-embed"], { cwd: other, env, encoding: "utf8" });
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stderr, new RegExp(`using the native binary .*@cairn-search/${platform}/cairn`));
+  assert.deepEqual(readFileSync(join(out, "index.cairn")), readFileSync(join(work, "lexical-native", "index.cairn")));
+});
+
 test("npx says what is wrong, and exits 1, as the native CLI does", async () => {
   const run = await npx(["index", join(work, "missing"), "--out", join(work, "x"), "--no-embed"]);
   assert.equal(run.status, 1);
