@@ -71,12 +71,8 @@ impl Staging {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
-        // WASI has no process ids; under the lock, any name of this build's own will do.
-        #[cfg(not(target_os = "wasi"))]
-        let id = std::process::id();
-        #[cfg(target_os = "wasi")]
-        let id = 0;
-        let path = out.join(format!("{STAGING_PREFIX}{id}"));
+        // Under the lock, one name does (WASI has no process ids to tell builds apart).
+        let path = out.join(format!("{STAGING_PREFIX}build"));
         std::fs::create_dir_all(&path).map_err(io(format!("cannot create {}", path.display())))?;
         let owned = fragment::write::owned(out);
         let model_packs = owned

@@ -155,15 +155,13 @@ impl Folder {
         let (pack, mut offset, mut length) = self.index.address(fragment).ok_or_else(|| {
             Error::InvalidIndex(format!("fragment {fragment} is not in the meta file"))
         })?;
+        let mut what = format!("fragment {fragment}");
         if let Some(r) = record {
             let size = self.index.record_length() as u32;
             offset += r as u64 * size as u64;
             length = size;
+            what = format!("vector record {r} of {what}");
         }
-        let what = match record {
-            Some(r) => format!("vector record {r} of fragment {fragment}"),
-            None => format!("fragment {fragment}"),
-        };
         self.read_range(&pack.to_string(), offset, length, &what)
     }
 
