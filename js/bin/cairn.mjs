@@ -2,8 +2,9 @@
 // `npx cairn-search <command> …`: the cairn command line from the npm package alone, no Rust
 // toolchain (node/cli.mjs runs it). Exits with the CLI's status.
 import { spawnSync } from "node:child_process";
+import { isMainThread } from "node:worker_threads";
 import { resolve } from "node:path";
-import { CairnError, holdFolder, nativeBinary, option, runWasi, withModelFolder } from "../node/cli.mjs";
+import { CairnError, holdFolder, nativeBinary, option, runIndex, runWasi, withModelFolder } from "../node/cli.mjs";
 
 /** The commands that read a sentence model through `--model`. */
 const TAKES_MODEL = new Set(["index", "merge", "embed"]);
@@ -11,13 +12,14 @@ const TAKES_MODEL = new Set(["index", "merge", "embed"]);
 const WRITES = new Set(["index", "merge"]);
 
 // A reader that stops early (`| head`) ends the output, not the command with a stack trace.
-process.stdout.on("error", (e) => {
+if (isMainThread) process.stdout.on("error", (e) => {
   if (e.code !== "EPIPE") throw e;
   process.exit();
 });
 
 const args = process.argv.slice(2);
-try {
+// This file is also each worker thread of a build on every core (node/cli.mjs runs there).
+if (isMainThread) try {
   const binary = nativeBinary();
   if (binary) {
     if (process.env.CAIRN_QUIET !== "1") process.stderr.write(`cairn: using the native binary ${binary}\n`);
@@ -32,7 +34,7 @@ try {
     const out = option(argv, "--out")?.value;
     if (out) holdFolder(resolve(out));
   }
-  process.exitCode = await runWasi(argv);
+  process.exitCode = await (command === "index" ? runIndex(argv) : runWasi(argv));
 } catch (e) {
   if (!(e instanceof CairnError)) throw e;
   process.stderr.write(`error: ${e.message}\n`);

@@ -15,12 +15,13 @@
 // index folder is held against a second build while one writes it (WASI has no file locks).
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
-import { homedir } from "node:os";
+import { availableParallelism, homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as fs from "node:fs";
+import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { WASI } from "@tybys/wasm-util";
 
 /** Where `cli/cairn.wasm` is: the package's root (this file is bundled into `bin/` and the
@@ -236,4 +237,107 @@ export async function runCli(args, { print, printErr }) {
     child.on("error", (e) => reject(new CairnError(`cannot run ${binary}: ${e.message}`)));
     child.on("close", (code) => ok(code ?? 1));
   });
+}
+
+/** Inputs of at least this many bytes are embedded on every core: below it, loading the model
+ * once a thread costs more than the threads save (about 800 chunks of text). */
+const SPLIT_BYTES = 1 << 20;
+
+/** Whether the files under `inputs` (the command line's words that name files or folders) hold
+ * at least `SPLIT_BYTES`, counting only what cairn reads; stops as soon as they do. */
+function largeInputs(inputs) {
+  let bytes = 0;
+  const visit = (path) => {
+    if (bytes >= SPLIT_BYTES) return;
+    let stat;
+    try {
+      stat = fs.statSync(path);
+    } catch {
+      return;
+    }
+    if (stat.isDirectory()) {
+      for (const name of fs.readdirSync(path)) visit(join(path, name));
+    } else if (/\.(md|markdown|html?|pdf|txt|jsonl)$/i.test(path)) {
+      bytes += stat.size;
+    }
+  };
+  inputs.forEach(visit);
+  return bytes >= SPLIT_BYTES;
+}
+
+/** `cairn index` on every core. WebAssembly under WASI has one thread, so a first build of
+ * large inputs with a model runs as the command line's own split build: one worker thread a
+ * core, each `cairn index --shard I/N` (reading every input, embedding its share of the
+ * chunks), then `cairn merge`, which writes the index one build would have, byte for byte. A
+ * rebuild (the folder holds an index: only changed chunks are embedded again), small inputs, a
+ * lexical build, a native binary, an explicit `--shard` or `CAIRN_THREADS=1` run as one
+ * `cairn index`; `CAIRN_THREADS=N` sets the threads (and splits inputs of any size). */
+export async function runIndex(args, { print, printErr } = {}) {
+  print ??= (text) => process.stdout.write(`${text}\n`);
+  printErr ??= (text) => process.stderr.write(`${text}\n`);
+  const out = option(args, "--out")?.value;
+  const threads = Math.min(Number(process.env.CAIRN_THREADS) || availableParallelism(), 64);
+  const split = threads > 1 && out && !nativeBinary()
+    && !args.includes("--no-embed") && !option(args, "--shard")
+    && !args.includes("--help") && !args.includes("-h")
+    && !["index.cairn", "meta.cairn"].some((f) => existsSync(join(out, f)))
+    && (process.env.CAIRN_THREADS || largeInputs(args.slice(1).filter((a) => !a.startsWith("-") && existsSync(a))));
+  if (!split) return runCli(args, { print, printErr });
+  const started = Date.now();
+  const scratch = mkdtempSync(join(tmpdir(), "cairn-shards-"));
+  try {
+    // The shards take every flag but --out and --layout (the merge's).
+    const own = [];
+    for (let i = 0; i < args.length; i++) {
+      if (args[i] === "--out" || args[i] === "--layout") i++;
+      else if (!args[i].startsWith("--out=") && !args[i].startsWith("--layout=")) own.push(args[i]);
+    }
+    const parts = Array.from({ length: threads }, (_, i) => join(scratch, `part-${i + 1}`));
+    // Each shard reads every input and says the same of them: the first one speaks.
+    const codes = await Promise.all(parts.map((part, i) =>
+      inWorker([...own, "--out", part, "--shard", `${i + 1}/${threads}`], i === 0 ? printErr : null)));
+    const failed = codes.find((c) => c !== 0);
+    if (failed !== undefined) return failed;
+    const model = option(own, "--model")?.value ?? "models/all-MiniLM-L6-v2";
+    const layout = option(args, "--layout")?.value;
+    let merged = "";
+    const code = await runWasi(
+      ["merge", ...parts, "--out", out, "--model", model, ...(layout ? ["--layout", layout] : [])],
+      {
+        print: (line) => {
+          if (line.startsWith("merged ")) merged = line;
+          else print(line);
+        },
+        printErr,
+      },
+    );
+    // The command line's summary line, as one `cairn index` says it.
+    const summary = /^merged \d+ parts: (.*) in [\d.]+ s$/.exec(merged);
+    if (summary) print(`indexed ${summary[1]} in ${((Date.now() - started) / 1e3).toFixed(1)} s; embedded on ${threads} threads`);
+    return code;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Runs the command line on `args` in a worker thread (its own WebAssembly instance); its
+ * stderr lines to `printErr` (none when null), its stdout dropped. Resolves to its exit code. */
+function inWorker(args, printErr) {
+  return new Promise((ok, reject) => {
+    const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { cairnArgs: args } });
+    worker.on("message", (m) => {
+      if (m.line !== undefined && printErr) printErr(m.line);
+      if (m.code !== undefined) ok(m.code);
+    });
+    worker.on("error", reject);
+    worker.on("exit", (code) => ok(code === 0 ? 0 : 1));
+  });
+}
+
+// In a worker thread `inWorker` started: run the command line and report back.
+if (!isMainThread && workerData?.cairnArgs) {
+  runWasi(workerData.cairnArgs, {
+    print: () => {},
+    printErr: (line) => parentPort.postMessage({ line }),
+  }).then((code) => parentPort.postMessage({ code }));
 }

@@ -10,7 +10,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { CairnError, holdFolder, runCli, withModelFolder } from "./cli.mjs";
+import { CairnError, holdFolder, runIndex, withModelFolder } from "./cli.mjs";
 
 export { CairnError };
 
@@ -104,7 +104,7 @@ class Index {
       const said = [];
       const lines = [];
       try {
-        const code = await runCli(await withModelFolder(args), {
+        const code = await runIndex(await withModelFolder(args), {
           print: (line) => lines.push(line),
           printErr: (line) => {
             said.push(line);

@@ -1,10 +1,11 @@
 // The npm package as a user without Rust gets it: `npm pack` of pkg/, installed into an empty
 // project, and `npx cairn-search` run there with a PATH that has node and npm but no cargo or
 // rustc. It indexes a folder of HTML, Markdown, text and JSONL (the CLI's code as WebAssembly
-// under Node's WASI): lexically to the same bytes as the native CLI; with the model fetched
-// from a local server laid out as the Hugging Face hub (HF_ENDPOINT), cached and not fetched
-// again, to an index whose hybrid hits are the native CLI's; `npx cairn-search search` answers
-// from it, and so does <cairn-search> in Chromium.
+// under WASI): lexically to the same bytes as the native CLI; with the model fetched from a
+// local server laid out as the Hugging Face hub (HF_ENDPOINT), cached and not fetched again, to
+// an index whose hybrid hits are the native CLI's, and to the same files on two worker threads;
+// `npx cairn-search search` answers from it, and so does <cairn-search> in Chromium. The Node
+// API writes what the command line writes; a platform package's native binary is preferred.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
@@ -78,6 +79,15 @@ test("with the model from the hub: fetched once, and the index answers as the na
   hub.log.length = 0;
   await npxOk(["index", fixtures, "--out", join(work, "hybrid-again")], { HF_ENDPOINT: endpoint });
   assert.equal(hub.log.length, 0, JSON.stringify(hub.log));
+
+  // On two worker threads (a split build and its merge), the same files.
+  const split = join(work, "hybrid-split");
+  const threads = await npxOk(["index", fixtures, "--out", split], { HF_ENDPOINT: endpoint, CAIRN_THREADS: "2" });
+  assert.match(threads.stdout, /^indexed \d+ documents, .* embedded on 2 threads$/m);
+  for (const file of ["index.cairn", "model/model.gguf", "model/tokenizer.json", "model/config.json"]) {
+    assert.deepEqual(readFileSync(join(split, file)), readFileSync(join(out, file)), file);
+  }
+  assert.deepEqual(readdirSync(join(split, "p")).sort(), readdirSync(join(out, "p")).sort());
 
   const native = join(work, "hybrid-native");
   cairn(["index", fixtures, "--out", native, "--model", model]);
