@@ -104,6 +104,9 @@ function sha256(bytes) {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
+/** The largest model file fetched: a body past it (a broken or hostile mirror) is refused. */
+const MAX_MODEL_FILE = 2 ** 31;
+
 /** A URL's body, with a progress line on a terminal. */
 async function download(url, name) {
   let response;
@@ -120,6 +123,9 @@ async function download(url, name) {
   for await (const chunk of response.body) {
     chunks.push(chunk);
     received += chunk.length;
+    if (received > MAX_MODEL_FILE) {
+      fail(`${url} sent more than ${MAX_MODEL_FILE >> 30} GiB, more than any sentence model this size; not using it: check HF_ENDPOINT, or pass --model with a folder`);
+    }
     if (tty) {
       const of = total ? ` of ${(total / 1e6).toFixed(1)} MB` : "";
       process.stderr.write(`\rdownloading ${name}: ${(received / 1e6).toFixed(1)} MB${of}   `);
@@ -214,7 +220,6 @@ export async function runWasi(args, { print, printErr } = {}) {
   return wasi.start(instance);
 }
 
-
 /** Runs the command line on `args`: a native binary when one is at hand, else the WebAssembly
  * build; its output a line at a time to `print` and `printErr`. Resolves to its exit code. */
 export async function runCli(args, { print, printErr }) {
@@ -293,12 +298,17 @@ export async function runIndex(args, { print, printErr } = {}) {
       else if (!args[i].startsWith("--out=") && !args[i].startsWith("--layout=")) own.push(args[i]);
     }
     const parts = Array.from({ length: threads }, (_, i) => join(scratch, `part-${i + 1}`));
-    // Each shard reads every input and says the same of them: the first one speaks.
+    // Each shard reads every input and says the same of them: the first one speaks as it goes;
+    // another that fails says what it said, so its error is not lost.
+    const heard = parts.map(() => []);
     const codes = await Promise.all(parts.map((part, i) =>
-      inWorker([...own, "--out", part, "--shard", `${i + 1}/${threads}`], i === 0 ? printErr : null)));
-    const failed = codes.find((c) => c !== 0);
-    if (failed !== undefined) return failed;
-    const model = option(own, "--model")?.value ?? "models/all-MiniLM-L6-v2";
+      inWorker([...own, "--out", part, "--shard", `${i + 1}/${threads}`], i === 0 ? printErr : (line) => heard[i].push(line))));
+    const failed = codes.findIndex((c) => c !== 0);
+    if (failed >= 0) {
+      if (failed > 0) heard[failed].forEach((line) => printErr(line));
+      return codes[failed];
+    }
+    const model = option(own, "--model")?.value ?? DEFAULT_FOLDER;
     const layout = option(args, "--layout")?.value;
     let merged = "";
     const code = await runWasi(
@@ -321,12 +331,12 @@ export async function runIndex(args, { print, printErr } = {}) {
 }
 
 /** Runs the command line on `args` in a worker thread (its own WebAssembly instance); its
- * stderr lines to `printErr` (none when null), its stdout dropped. Resolves to its exit code. */
+ * stderr lines to `printErr`, its stdout dropped. Resolves to its exit code. */
 function inWorker(args, printErr) {
   return new Promise((ok, reject) => {
     const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { cairnArgs: args } });
     worker.on("message", (m) => {
-      if (m.line !== undefined && printErr) printErr(m.line);
+      if (m.line !== undefined) printErr(m.line);
       if (m.code !== undefined) ok(m.code);
     });
     worker.on("error", reject);

@@ -111,7 +111,9 @@ pub fn main() -> ExitCode {
 }
 
 fn progress_bar(len: u64, what: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
+    // Under WASI (npx cairn-search) stderr passes through the launcher a line at a time and
+    // says it is a terminal even when piped: a bar would only leave escape codes in a log.
+    if cfg!(target_os = "wasi") || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(len);
