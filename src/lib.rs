@@ -5,12 +5,13 @@
 //! → `index` (lexical BM25 + vector, one binary file) → `search` (retrieve, fuse, highlight)
 //! → `hit` (the `SearchHit` a caller receives). `embed` runs the sentence model (its BERT is
 //! `encoder`) on both targets;
-//! `searcher` ties an index to its model. Natively, `build` writes and publishes an index folder
-//! and `open` opens one to search. The CLI (`src/main.rs`, `cli`) and the wasm bindings
+//! `searcher` ties an index to its model, and `live` changes one in place (the browser's mutable
+//! index). Natively, `build` writes and publishes an index folder and `open` opens one to search. The CLI (`src/main.rs`, `cli`) and the wasm bindings
 //! (`wasm`) are thin shells over this core.
 
 pub mod analyze;
-#[cfg(not(browser))]
+// The build path: natively, and in the browser's full module (the mutable index, `live`).
+#[cfg(any(not(browser), feature = "model"))]
 pub mod build;
 #[cfg(feature = "model")]
 pub mod embed;
@@ -21,6 +22,8 @@ pub mod eval;
 pub mod fragment;
 pub mod hit;
 pub mod index;
+#[cfg(feature = "model")]
+pub mod live;
 #[cfg(all(feature = "model", not(browser)))]
 pub mod open;
 pub mod order;
@@ -31,9 +34,9 @@ pub mod searcher;
 pub mod statics;
 pub mod store;
 
-#[cfg(not(browser))]
+#[cfg(any(not(browser), feature = "model"))]
 pub mod chunk;
-#[cfg(not(browser))]
+#[cfg(any(not(browser), feature = "model"))]
 pub mod ingest;
 
 #[cfg(browser)]

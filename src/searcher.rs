@@ -56,6 +56,71 @@ impl Searcher {
         &self.index
     }
 
+    /// An empty index to add documents to (`edit`): lexical only, or with the model whose files
+    /// are given (a model folder `cairn index` wrote, its weights named `weights_file`) embedding
+    /// them, and recorded as the model they were embedded with.
+    #[cfg(feature = "model")]
+    pub fn empty(model: Option<(ModelFiles, &str)>) -> Result<Self> {
+        let embedder = model
+            .as_ref()
+            .map(|(files, _)| Embedder::load(files.clone()))
+            .transpose()?;
+        let index = crate::live::empty(
+            embedder
+                .as_ref()
+                .zip(model.as_ref())
+                .map(|(e, (files, name))| (e, files, *name)),
+        );
+        Ok(Searcher {
+            index: Arc::new(index),
+            statics: None,
+            embedder: embedder.map(Arc::new),
+            reranker: None,
+        })
+    }
+
+    /// This searcher with its index edited (`live::edit`: records added or replacing those of
+    /// their ids, documents removed by id), and what the edit did. The model and cross-encoder
+    /// stay; the static tier goes (its rows are the old index's terms, and the model that embeds
+    /// the edits answers by meaning).
+    #[cfg(feature = "model")]
+    pub fn edit(
+        &self,
+        records: &str,
+        remove: &[String],
+        replace: bool,
+    ) -> Result<(Searcher, crate::live::EditReport)> {
+        let (mut index, report) = crate::live::edit(
+            &self.index,
+            self.embedder.as_deref(),
+            records,
+            remove,
+            replace,
+        )?;
+        index.statics = None;
+        let searcher = Searcher {
+            index: Arc::new(index),
+            statics: None,
+            ..self.clone()
+        };
+        Ok((searcher, report))
+    }
+
+    /// The 8-bit model's word rows that an edit adding `records` would embed with and that are
+    /// not loaded yet (none without a model: the edit then says to load it).
+    #[cfg(feature = "model")]
+    pub fn edit_rows_needed(&self, records: &str) -> Result<Vec<RowRequest>> {
+        match &self.embedder {
+            Some(embedder) => crate::live::rows_needed(&self.index, embedder, records),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The index as the bytes of an index file (what `cairn search` and every client read).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        format::write(&self.index)
+    }
+
     /// Whether the index has embeddings (and so can use a model).
     pub fn has_vectors(&self) -> bool {
         self.index.vectors.is_some()

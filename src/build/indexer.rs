@@ -1,4 +1,4 @@
-//! Building an index (native only): numbers the documents and chunks, builds the lexical index
+//! Building an index: numbers the documents and chunks, builds the lexical index
 //! and, with a model, embeds every chunk and builds the vector index; then each document's
 //! summary (`summary`).
 
@@ -159,7 +159,8 @@ pub fn assemble(sources: Vec<SourceDocument>, settings: IndexSettings) -> (Index
 /// index stores them, so a build that took vectors from an earlier index or from shards chooses
 /// what a build from scratch does.
 pub fn with_vectors(mut index: Index, flat: Vec<f32>, options: &VectorOptions) -> Result<Index> {
-    let vectors = if index.chunks.len() >= options.graph_from {
+    // The browser builds no graph (it would take minutes there): it scans.
+    let vectors = if cfg!(not(browser)) && index.chunks.len() >= options.graph_from {
         VectorIndex::graph(options.identity.clone(), flat, options.graph)
     } else {
         VectorIndex::flat(options.identity.clone(), flat, options.precision)

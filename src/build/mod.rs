@@ -1,34 +1,36 @@
-//! The build path, above the index (native): from ingested documents to an `Index`
+//! The build path, above the index: from ingested documents to an `Index`
 //! (`indexer`, with the documents' `summary` sentences and the chunks' vectors through
 //! `chunk_embedder`), and, with the model, to the files of an index folder published whole:
 //! the layout chosen by cost (`layout`), the static tier fitted (`distill`), what a rebuild
 //! reuses (`reuse`), the embedding estimate (`estimate`), the browser's model (`model`), crash-safe
-//! publishing (`publish`), and a split build's parts (`shard`) joined by `merge`.
+//! publishing (`publish`), and a split build's parts (`shard`) joined by `merge`. In the browser
+//! (the mutable index, `crate::live`) only the first three: no files, no model to write.
 
 mod chunk_embedder;
 mod indexer;
+#[cfg(not(browser))]
 pub mod shard;
 mod summary;
 
-#[cfg(feature = "model")]
+#[cfg(all(feature = "model", not(browser)))]
 pub mod distill;
-#[cfg(feature = "model")]
+#[cfg(all(feature = "model", not(browser)))]
 mod estimate;
-#[cfg(feature = "model")]
+#[cfg(all(feature = "model", not(browser)))]
 mod layout;
-#[cfg(feature = "model")]
+#[cfg(all(feature = "model", not(browser)))]
 mod merge;
-#[cfg(feature = "model")]
+#[cfg(all(feature = "model", not(browser)))]
 mod model;
-#[cfg(feature = "model")]
+#[cfg(all(feature = "model", not(browser)))]
 mod publish;
-#[cfg(feature = "model")]
+#[cfg(all(feature = "model", not(browser)))]
 mod reuse;
 
 pub use chunk_embedder::{embed_all, ChunkEmbedder};
 pub use indexer::{assemble, build, with_vectors, Previous, VectorOptions};
 
-#[cfg(feature = "model")]
+#[cfg(all(feature = "model", not(browser)))]
 pub use {
     distill::distill_static,
     estimate::embedding_estimate,
@@ -45,7 +47,7 @@ pub const PART_FILE: &str = "part.cairn";
 pub const MODEL_DIR: &str = "model";
 
 /// An I/O error after what was being done, as the command line prints it: `cannot read X: …`.
-#[cfg(feature = "model")]
+#[cfg(all(feature = "model", not(browser)))]
 pub(crate) fn io(
     what: impl std::fmt::Display,
 ) -> impl FnOnce(std::io::Error) -> crate::error::Error {

@@ -19,12 +19,10 @@
 
 use crate::error::{Error, Result};
 use crate::index::Index;
-#[cfg(not(browser))]
 use crate::store::envelope::{compress, seal, Stream};
 use crate::store::envelope::{inflate, open, MAGIC};
 
 /// Serializes an index to the bytes of an index file.
-#[cfg(not(browser))]
 pub fn write(index: &Index) -> Result<Vec<u8>> {
     let encoded = postcard::to_allocvec(index)
         .map_err(|e| Error::InvalidIndex(format!("could not encode the index: {e}")))?;

@@ -248,9 +248,8 @@ impl VectorIndex {
         }
     }
 
-    /// An index with an HNSW graph over `vectors` (native only: building is slow), built on one
+    /// An index with an HNSW graph over `vectors` (built natively: it is slow), built on one
     /// thread so that it is the same graph every time.
-    #[cfg(not(browser))]
     pub fn graph(model: ModelIdentity, vectors: Vec<f32>, settings: GraphSettings) -> Self {
         let dim = model.dimension as usize;
         let points: Vec<Embedding> = vectors
@@ -310,6 +309,14 @@ impl VectorIndex {
 
     pub fn dimension(&self) -> usize {
         self.model.dimension as usize
+    }
+
+    /// How the vectors are stored, as a scanned index would store them again (a graph's are f32).
+    pub fn precision(&self) -> Precision {
+        match self.store {
+            Store::Int8 { .. } => Precision::Int8,
+            _ => Precision::F32,
+        }
     }
 
     pub fn has_graph(&self) -> bool {

@@ -4,21 +4,9 @@ use encoding_rs::{Encoding, UTF_8};
 
 use super::html;
 
-/// The largest Markdown, HTML or text file cairn reads, and the longest JSONL record: 64 MiB.
-/// The longest real pages are a few megabytes (a book's one-page `print.html`, the longest
-/// Wikipedia article), while a reader holds several copies of a file's text at once (its bytes,
-/// the decoded text, a parsed tree, the chunks), one file on each of rayon's threads; so no real
-/// site meets the limit, and a build's memory stays bounded whatever the inputs hold.
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
-
 /// The largest PDF cairn reads: 256 MiB. A PDF's bytes are mostly images and fonts, which are
 /// never decoded, so an illustrated manual is far larger than its text.
 pub const MAX_PDF_BYTES: u64 = 256 << 20;
-
-/// A size in MiB, for a message.
-pub(super) fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
-}
 
 pub(super) const BINARY: &str = "looks like a binary file, not text";
 

@@ -11,14 +11,26 @@
 //! [`collect`] lists the inputs as `cairn index` takes them: a built site (a folder with an
 //! `index.html` at its top) by its HTML pages only, several input folders each under its own
 //! name, and no two files with one id (and URL).
+//!
+//! In the browser (the full module's mutable index) only JSONL records are read, from text
+//! handed over by JavaScript ([`records`]): the same reader, so the same documents and chunks.
 
+// The browser compiles the record reader and what it shares with the file readers.
+#![cfg_attr(browser, allow(dead_code, unused_imports))]
+
+#[cfg(not(browser))]
 mod collect;
 pub mod dates;
+#[cfg(not(browser))]
 mod decode;
+#[cfg(not(browser))]
 mod html;
 mod jsonl;
+#[cfg(not(browser))]
 mod markdown;
+#[cfg(not(browser))]
 mod pdf;
+#[cfg(not(browser))]
 mod text;
 
 use std::collections::hash_map::{Entry, HashMap};
@@ -27,6 +39,7 @@ use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::PathBuf;
 
+#[cfg(not(browser))]
 use encoding_rs::Encoding;
 use rayon::prelude::*;
 
@@ -34,12 +47,23 @@ use crate::chunk::{chunk_sections, ChunkDraft, ChunkLimit, LineIndex};
 use crate::error::{Error, Result};
 use crate::index::{Chunk, Document};
 
+#[cfg(not(browser))]
 pub use collect::{
     collect, collect_files, thousands, BuiltSite, CollectOptions, Collected, SITE_MARKERS,
 };
+#[cfg(not(browser))]
 use collect::{extension, not_regular, EXTENSIONS};
-use decode::{decode, looks_binary, mib, BINARY};
-pub use decode::{MAX_FILE_BYTES, MAX_PDF_BYTES};
+#[cfg(not(browser))]
+pub use decode::MAX_PDF_BYTES;
+#[cfg(not(browser))]
+use decode::{decode, looks_binary, BINARY};
+
+/// The largest Markdown, HTML or text file cairn reads, and the longest JSONL record: 64 MiB.
+/// The longest real pages are a few megabytes (a book's one-page `print.html`, the longest
+/// Wikipedia article), while a reader holds several copies of a file's text at once (its bytes,
+/// the decoded text, a parsed tree, the chunks), one file on each of rayon's threads; so no real
+/// site meets the limit, and a build's memory stays bounded whatever the inputs hold.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// A document and its chunks, ready to index (`Chunk::doc` is set by the index builder).
 #[derive(Debug, Clone)]
@@ -115,6 +139,7 @@ pub struct Ingested {
     pub warnings: Vec<Error>,
 }
 
+#[cfg(not(browser))]
 /// Reads every file (in parallel, results in input order). `progress` is called once per file.
 pub fn ingest(
     files: &[InputFile],
@@ -166,6 +191,7 @@ pub fn ingest(
     ingested
 }
 
+#[cfg(not(browser))]
 /// Reads one file: its documents, the records in it that had to be skipped, and warnings.
 pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<Ingested> {
     let path = file.path.display().to_string();
@@ -259,6 +285,7 @@ pub fn ingest_file(file: &InputFile, options: &IngestOptions) -> Result<Ingested
     }
 }
 
+#[cfg(not(browser))]
 /// Reads a JSONL file line by line: a file may be a whole corpus (a BEIR corpus can be
 /// gigabytes), so it has no size limit, only each of its records ([`MAX_FILE_BYTES`]). The
 /// file must be UTF-8 and look like text in its first 8 KiB.
@@ -287,6 +314,21 @@ fn read_jsonl(
     }
     let mut reader = std::io::BufReader::new(std::io::Cursor::new(head).chain(opened));
     Ok(jsonl::read(file, &mut reader, options))
+}
+
+/// A size in MiB, for a message.
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+/// The documents of JSONL records (one a line, as in a `.jsonl` file) handed over as text:
+/// what the browser's mutable index adds. `origin` names them in messages (`origin:line`).
+pub fn records(text: &str, origin: &str, options: &IngestOptions) -> Ingested {
+    let file = InputFile {
+        root: PathBuf::new(),
+        path: PathBuf::from(origin),
+    };
+    jsonl::read(&file, &mut std::io::Cursor::new(text.as_bytes()), options)
 }
 
 /// The one chunk of a document that has a title and no text, so that its title can be found.
@@ -337,6 +379,7 @@ fn finish_paged_chunks(
         .collect()
 }
 
+#[cfg(not(browser))]
 /// A file's chunks, with line numbers from its own text (and pages, for paged sources).
 fn chunk_file(
     sections: &[crate::chunk::Section],
@@ -347,6 +390,7 @@ fn chunk_file(
     chunk_paged_file(sections, title, source, options, None)
 }
 
+#[cfg(not(browser))]
 fn chunk_paged_file(
     sections: &[crate::chunk::Section],
     title: &str,
@@ -420,6 +464,7 @@ fn rel_of(written: Option<&str>) -> Option<String> {
     (!rel.is_empty()).then_some(rel)
 }
 
+#[cfg(not(browser))]
 /// The file's URL: `--base-url` and its path under the input folder, each name
 /// percent-encoded; a site's `index.html` is its folder's URL, as web servers serve it.
 fn file_url(file: &InputFile, options: &IngestOptions) -> Option<String> {
@@ -436,6 +481,7 @@ fn file_url(file: &InputFile, options: &IngestOptions) -> Option<String> {
     Some(format!("{}{}", options.base_url, path))
 }
 
+#[cfg(not(browser))]
 /// A file or folder name as one segment of a URL's path (RFC 3986): its bytes, with all but
 /// the unreserved characters and the sub-delimiters written `%XX`. So a name is never read as
 /// more than a name: `?` and `#` cannot start a query or fragment, `\` (which browsers read
@@ -453,6 +499,7 @@ fn url_segment(name: &OsStr) -> String {
     segment
 }
 
+#[cfg(not(browser))]
 fn file_stem(file: &InputFile) -> String {
     file.path.file_stem().map(lossless).unwrap_or_default()
 }

@@ -32,10 +32,11 @@ pub const MAX_INFLATED: u64 = 1 << 30;
 /// damaged or crafted, and is refused before anything is inflated.
 const MAX_RATIO: u64 = 1032;
 
-/// What `compress` writes: a raw deflate stream (an index file's payload) or gzip (a fragment).
-#[cfg(not(browser))]
+/// What `compress` writes: a raw deflate stream (an index file's payload) or gzip (a fragment,
+/// written natively only).
 pub enum Stream {
     Deflate,
+    #[cfg(not(browser))]
     Gzip,
 }
 
@@ -62,6 +63,15 @@ pub fn compress(bytes: &[u8], stream: Stream) -> Vec<u8> {
         out.truncate(length);
         out
     })
+}
+
+/// In the browser (the mutable index's saves and exports) miniz_oxide at its best level: pure
+/// Rust, as this target has no C compiler for libdeflate; any inflater reads either.
+#[cfg(browser)]
+pub fn compress(bytes: &[u8], stream: Stream) -> Vec<u8> {
+    match stream {
+        Stream::Deflate => miniz_oxide::deflate::compress_to_vec(bytes, 10),
+    }
 }
 
 /// The postcard bytes of a payload `write` deflated, inflated to at most the length it states.
@@ -186,9 +196,7 @@ pub(crate) fn crc32(bytes: &[u8]) -> u32 {
     return crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC).checksum(bytes);
 }
 
-/// Wraps a payload in the envelope: magic, version, length, payload, CRC-32. (The wasm build
-/// only reads envelopes; its unit tests seal some.)
-#[cfg_attr(browser, allow(dead_code))]
+/// Wraps a payload in the envelope: magic, version, length, payload, CRC-32.
 pub(crate) fn seal(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len() + TRAILER_LEN);
     out.extend_from_slice(magic);
