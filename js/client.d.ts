@@ -1,6 +1,6 @@
 // Declarations for client.js. The result and option types are the ones generated from the Rust
 // types (web/cairn.d.ts); this file only declares the client around them.
-import type { ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit, SearchOptions } from "./web/cairn.js";
+import type { ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, EditReport, SearchHit, SearchOptions } from "./web/cairn.js";
 export type * from "./web/cairn.js";
 
 /** A download's progress in bytes: the index file (or a fragmented index's meta) and the model;
@@ -23,11 +23,47 @@ export interface OpenOptions {
   onModelReady?: (event: ModelEvent) => void;
 }
 
+export interface CreateOptions extends Omit<OpenOptions, "index"> {
+  /** URL of a model folder `cairn index` wrote: documents are embedded (in the worker) and
+   * searches are hybrid. Leave out for lexical only. */
+  model?: string;
+  /** A name (letters, digits, `.`, `-`, `_`) to keep the index under in this origin's storage
+   * (the Origin Private File System, else IndexedDB), saved after every change and found again
+   * by the next `create` with that name. Leave out to keep it in memory only. */
+  store?: string;
+  /** URL of an index.cairn to start from when nothing is stored under `store`. */
+  index?: string;
+  /** The model folder's weights file, for an empty index (`model.gguf`). */
+  weightsFile?: string;
+}
+
+/** A document for a mutable index: the fields of a JSONL record `cairn index` reads. */
+export interface IndexDocument {
+  id: string | number;
+  title?: string;
+  text?: string;
+  url?: string;
+  metadata?: Record<string, unknown>;
+  created?: string | number;
+  updated?: string | number;
+  author?: unknown;
+}
+
 /** A hit's URL resolved against `base` (the page) if it is http(s), or file: on a file: page; otherwise null. */
 export declare function safeUrl(url: string, base?: string): string | null;
 
 export declare class Cairn {
   static open(options: OpenOptions): Promise<Cairn>;
+  /** A mutable index: add, update and remove documents in the page, searchable at once. */
+  static create(options?: CreateOptions): Promise<Cairn>;
+  /** Adds documents; an id already in the index is an error (use `update`). */
+  add(documents: IndexDocument[]): Promise<EditReport>;
+  /** Adds documents, each replacing the one of its id if there is one. */
+  update(documents: IndexDocument[]): Promise<EditReport>;
+  /** Removes the documents with these ids (ids not in the index are ignored). */
+  remove(ids: Array<string | number>): Promise<EditReport>;
+  /** The index as the bytes of an index.cairn file. */
+  export(): Promise<Uint8Array>;
   readonly modelReady: boolean;
   readonly info: { documentCount: number; chunkCount: number; hasVectors: boolean; hasStatic?: boolean; fragmented?: boolean };
   readonly mode: "worker" | "main thread";

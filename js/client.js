@@ -34,6 +34,7 @@ function resolved(options) {
 export class Cairn {
   #call;
   #close;
+  #mutable = false;
   /** Whether the model is loaded (hybrid and semantic searches use it). */
   modelReady = false;
   /** documentCount, chunkCount, hasVectors. */
@@ -49,6 +50,65 @@ export class Cairn {
    * fetchTimeout (ms a request for fragments or rows may take before its search fails: 30000).
    */
   static async open(options) {
+    const cairn = await Cairn.#connect(options);
+    cairn.info = await cairn.#call("open", { indexUrl: cairn.#url(options.index), modelUrl: cairn.#url(options.model), fetchTimeout: options.fetchTimeout });
+    return cairn;
+  }
+
+  /**
+   * A mutable index, to add, update and remove documents in the page: searchable at once, and
+   * with `store` kept in the browser (OPFS, else IndexedDB) and found again on the next visit.
+   * Options: model (URL of a model folder `cairn index` wrote: documents are embedded in the
+   * worker, and searches are hybrid; leave out for lexical only), store (a name to keep the
+   * index under), index (URL of an index.cairn to start from when nothing is stored), and
+   * worker, onProgress, onModelReady, fetchTimeout as for `open`. The model loads before this
+   * resolves.
+   */
+  static async create(options = {}) {
+    const cairn = await Cairn.#connect(options);
+    const { store, weightsFile, fetchTimeout } = options;
+    cairn.#mutable = true;
+    cairn.info = await cairn.#call("create", { indexUrl: cairn.#url(options.index), modelUrl: cairn.#url(options.model), store, weightsFile, fetchTimeout });
+    return cairn;
+  }
+
+  /** Adds documents ({ id, title, text, url?, metadata?, created?, updated?, author? }); an id already in the index is an error (see `update`). */
+  add(documents) {
+    return this.#edit(documents, [], false);
+  }
+
+  /** Adds documents, each replacing the one of its id if there is one. */
+  update(documents) {
+    return this.#edit(documents, [], true);
+  }
+
+  /** Removes the documents with these ids (ids not in the index are ignored). */
+  remove(ids) {
+    return this.#edit([], ids, false);
+  }
+
+  /** The index as the bytes of an index.cairn file (what `cairn search` and `Cairn.open` read). */
+  export() {
+    return this.#mutable ? this.#call("export") : Promise.reject(Cairn.#readOnly());
+  }
+
+  async #edit(documents, remove, replace) {
+    if (!this.#mutable) throw Cairn.#readOnly();
+    const report = await this.#call("edit", documents, remove, replace);
+    this.info = { ...this.info, documentCount: report.documentCount, chunkCount: report.chunkCount };
+    return report;
+  }
+
+  static #readOnly() {
+    return new Error("this index was opened with Cairn.open, which only searches; to add or remove documents, open it with Cairn.create({ index, model })");
+  }
+
+  #url(url) {
+    return url ? new URL(url, location.href).href : undefined;
+  }
+
+  /** A client whose calls run in a worker, or on this thread (see `open`). */
+  static async #connect(options) {
     const cairn = new Cairn();
     const useWorker = (options.worker ?? true) && typeof Worker !== "undefined";
     const onEvent = (event) => {
@@ -58,8 +118,6 @@ export class Cairn {
         options.onModelReady?.(event);
       }
     };
-    const indexUrl = new URL(options.index, location.href).href;
-    const modelUrl = options.model ? new URL(options.model, location.href).href : null;
     if (useWorker) {
       const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
       const pending = new Map();
@@ -81,20 +139,25 @@ export class Cairn {
       const { openIndex, prepareQuery, prepareRerank, webModules } = await import("./fetch.js");
       let opened = null;
       cairn.#call = async (method, ...args) => {
-        if (method === "fragmentStats") return opened.index.stats ?? opened.rows?.stats ?? null;
-        if (method !== "open") {
-          await prepareRerank(opened, args.at(-1));
-          if (method === "search" || method === "searchDocuments" || method === "buildContext") await prepareQuery(opened, args[0], args[1], method === "search");
-          return opened.index[method](...args);
+        if (method === "open" || method === "create") {
+          const { indexUrl, modelUrl, fetchTimeout } = args[0];
+          const result =
+            method === "open"
+              ? await openIndex(webModules, indexUrl, modelUrl, onEvent, { fetchTimeout })
+              : await (await import("./mutable.js")).openMutable(webModules, args[0], onEvent);
+          opened = result.opened;
+          return result.info;
         }
-        const result = await openIndex(webModules, indexUrl, modelUrl, onEvent, { fetchTimeout: options.fetchTimeout });
-        opened = result.opened;
-        return result.info;
+        if (method === "fragmentStats") return opened.index.stats ?? opened.rows?.stats ?? null;
+        if (method === "edit") return opened.edit(...args);
+        if (method === "export") return opened.export();
+        await prepareRerank(opened, args.at(-1));
+        if (method === "search" || method === "searchDocuments" || method === "buildContext") await prepareQuery(opened, args[0], args[1], method === "search");
+        return opened.index[method](...args);
       };
       cairn.#close = () => opened?.index.free();
       cairn.mode = "main thread";
     }
-    cairn.info = await cairn.#call("open", { indexUrl, modelUrl, fetchTimeout: options.fetchTimeout });
     return cairn;
   }
 

@@ -100,7 +100,7 @@ export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights
  * Loads a model folder's files (weights named `weights`) with `load` (the embedder's by
  * default), a cached copy that fails fetched anew once: { fromCache, keep }.
  */
-async function attachModel(index, modelUrl, onProgress, load = ({ weights, tokenizer, config }) => index.loadModelFromBytes(weights, tokenizer, config), weights = WEIGHTS) {
+export async function attachModel(index, modelUrl, onProgress, load = ({ weights, tokenizer, config }) => index.loadModelFromBytes(weights, tokenizer, config), weights = WEIGHTS) {
   let model = await loadModelFiles(modelUrl, onProgress, false, weights);
   try {
     load(model.files);

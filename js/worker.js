@@ -12,6 +12,14 @@ const methods = {
     opened = result.opened;
     return result.info;
   },
+  async create(options) {
+    const { openMutable } = await import("./mutable.js");
+    const result = await openMutable(webModules, options, post);
+    opened = result.opened;
+    return result.info;
+  },
+  edit: (documents, remove, replace) => opened.edit(documents, remove, replace),
+  export: () => opened.export(),
   // A search with `rerank` first loads the cross-encoder it names (once).
   search: async (query, options) => (await prepareRerank(opened, options), await prepareQuery(opened, query, options), opened.index.search(query, options)),
   searchWithVector: async (query, vector, options) => (await prepareRerank(opened, options), opened.index.searchWithVector(query, vector, options)),

@@ -42,7 +42,7 @@ node scripts/strip-names.mjs pkg/cli/cairn.wasm pkg/web/cairn_bg.wasm pkg/web-co
 cp js/*.js js/*.d.ts pkg/
 # What a page downloads is minified (esbuild, each file alone: imports and exports stay as they
 # are): 10 kB less gzip than the readable sources in js/. Bundlers and Node minify their own.
-for f in pkg/client.js pkg/worker.js pkg/fetch.js pkg/fragments.js pkg/element.js pkg/strings.js pkg/web/cairn.js pkg/web-core/cairn.js pkg/web-fragments/cairn.js; do
+for f in pkg/client.js pkg/worker.js pkg/fetch.js pkg/fragments.js pkg/mutable.js pkg/element.js pkg/strings.js pkg/web/cairn.js pkg/web-core/cairn.js pkg/web-fragments/cairn.js; do
   npx esbuild "$f" --minify --log-level=warning --outfile="$f" --allow-overwrite
 done
 version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
@@ -71,7 +71,7 @@ cat > pkg/package.json <<JSON
     "./worker": "./worker.js",
     "./package.json": "./package.json"
   },
-  "files": ["bin", "cli", "indexer.mjs", "indexer.d.mts", "web", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "README.md"],
+  "files": ["bin", "cli", "indexer.mjs", "indexer.d.mts", "web", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "mutable.js", "README.md"],
   "sideEffects": ["./element.js", "./bundler/*.js"]
 }
 JSON
