@@ -1,6 +1,8 @@
 // Declarations for client.js. The result and option types are the ones generated from the Rust
 // types (web/cairn.d.ts); this file only declares the client around them.
-import type { ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, EditReport, SearchHit, SearchOptions } from "./web/cairn.js";
+import type { ContextOptions, ContextResponse, DocumentSearchOptions, DocumentSearchResponse, SearchHit, SearchOptions } from "./web/cairn.js";
+import type { EditReport } from "./web-edit/cairn.js";
+export type { EditReport } from "./web-edit/cairn.js";
 export type * from "./web/cairn.js";
 
 /** A download's progress in bytes: the index file (or a fragmented index's meta) and the model;

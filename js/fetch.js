@@ -144,7 +144,9 @@ export async function modelRows(modelUrl, add, timeout) {
  * the lean module for an index file (`web-core/`: SearchIndex, lexical search, fusion and hits,
  * no model), `fragments()` the lean module for a fragmented index (`web-fragments/`:
  * FragmentedIndex), `full()` the full module (`web/`: both classes, the model, QueryEncoder and
- * CrossEncoder). Each resolves to the module's exports; a page downloads only those it uses.
+ * CrossEncoder), `edit()` the full module with the mutable index (`web-edit/`: SearchIndex.empty,
+ * edit, toBytes; what `Cairn.create` loads). Each resolves to the module's exports; a page
+ * downloads only those it uses.
  */
 const loaded = {};
 function once(name, load) {
@@ -158,6 +160,7 @@ export const webModules = {
   core: once("core", () => import("./web-core/cairn.js")),
   fragments: once("fragments", () => import("./web-fragments/cairn.js")),
   full: once("full", () => import("./web/cairn.js")),
+  edit: once("edit", () => import("./web-edit/cairn.js")),
 };
 
 /**

@@ -1,5 +1,6 @@
 // The mutable index: documents added, replaced and removed in the page, as MiniSearch and
-// Orama take them, searchable at once. The full module's SearchIndex does the work (its `edit`
+// Orama take them, searchable at once. The edit module's SearchIndex (pkg/web-edit: the full
+// module with the build path) does the work (its `edit`
 // builds as `cairn index` builds JSONL records, embedding only new chunks with the model of the
 // model folder given); this file fetches the model and its word rows, turns documents into
 // records, runs one edit at a time, and keeps the index in the browser's storage (the Origin
@@ -20,7 +21,7 @@ export async function openMutable(modules, { indexUrl, modelUrl, store, weightsF
   if (store !== undefined && !(typeof store === "string" && /^[\w.-]{1,100}$/.test(store))) {
     throw new Error(`store must be a name of 1 to 100 letters, digits, '.', '-' or '_', not ${JSON.stringify(store)}`);
   }
-  const { SearchIndex } = await modules.full();
+  const { SearchIndex } = await modules.edit();
   let bytes = store ? await storage.read(store) : null;
   if (!bytes && indexUrl) bytes = (await fetchWithProgress(indexUrl, null, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }))).bytes;
   let index = bytes ? SearchIndex.fromBytes(bytes) : null;

@@ -2,8 +2,9 @@
 # Builds the npm package in pkg/: the wasm module for the web (pkg/web, a plain
 # <script type="module">), for bundlers (pkg/bundler: Vite, webpack) and for Node (pkg/node);
 # the lean modules for the web, without the model: pkg/web-core (what the client opens an index
-# file with) and pkg/web-fragments (what it opens a fragmented index with); the worker client and
-# the <cairn-search> element (js/), and its package.json.
+# file with) and pkg/web-fragments (what it opens a fragmented index with); pkg/web-edit (the
+# full module with the mutable index); the worker client and the <cairn-search> element (js/),
+# the command line and the Node API, and its package.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for target in web bundler nodejs; do
@@ -11,6 +12,10 @@ for target in web bundler nodejs; do
   wasm-pack build --release --target $target --out-dir pkg/$dir --out-name cairn >/dev/null
   rm -f pkg/$dir/.gitignore pkg/$dir/README.md
 done
+# The mutable index's module (`Cairn.create`): the full module with the build path (reading
+# records, chunking, building), which a page that only searches never downloads.
+wasm-pack build --release --target web --out-dir pkg/web-edit --out-name cairn -- --features edit >/dev/null
+rm -f pkg/web-edit/.gitignore pkg/web-edit/README.md
 # The lean modules are what every page downloads first, built for size: one codegen unit, fat
 # LTO, dependencies at opt-level z (serde, JSON and the bindings are cold code), each with the
 # class of one layout. An index file's module keeps cairn's own code at opt-level s (its searches
@@ -38,11 +43,11 @@ npx esbuild js/node/indexer.mjs --bundle --platform=node --format=esm --target=n
   --outfile=pkg/indexer.mjs
 cp js/node/indexer.d.mts pkg/indexer.d.mts
 # Function names serve only stack traces: a tenth of each module.
-node scripts/strip-names.mjs pkg/cli/cairn.wasm pkg/web/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/web-fragments/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
+node scripts/strip-names.mjs pkg/cli/cairn.wasm pkg/web/cairn_bg.wasm pkg/web-edit/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/web-fragments/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
 cp js/*.js js/*.d.ts pkg/
 # What a page downloads is minified (esbuild, each file alone: imports and exports stay as they
 # are): 10 kB less gzip than the readable sources in js/. Bundlers and Node minify their own.
-for f in pkg/client.js pkg/worker.js pkg/fetch.js pkg/fragments.js pkg/mutable.js pkg/element.js pkg/strings.js pkg/web/cairn.js pkg/web-core/cairn.js pkg/web-fragments/cairn.js; do
+for f in pkg/client.js pkg/worker.js pkg/fetch.js pkg/fragments.js pkg/mutable.js pkg/element.js pkg/strings.js pkg/web/cairn.js pkg/web-edit/cairn.js pkg/web-core/cairn.js pkg/web-fragments/cairn.js; do
   npx esbuild "$f" --minify --log-level=warning --outfile="$f" --allow-overwrite
 done
 version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
@@ -63,6 +68,7 @@ cat > pkg/package.json <<JSON
       "default": "./bundler/cairn.js"
     },
     "./web": { "types": "./web/cairn.d.ts", "default": "./web/cairn.js" },
+    "./web-edit": { "types": "./web-edit/cairn.d.ts", "default": "./web-edit/cairn.js" },
     "./web-core": { "types": "./web-core/cairn.d.ts", "default": "./web-core/cairn.js" },
     "./web-fragments": { "types": "./web-fragments/cairn.d.ts", "default": "./web-fragments/cairn.js" },
     "./client": { "types": "./client.d.ts", "default": "./client.js" },
@@ -71,7 +77,7 @@ cat > pkg/package.json <<JSON
     "./worker": "./worker.js",
     "./package.json": "./package.json"
   },
-  "files": ["bin", "cli", "indexer.mjs", "indexer.d.mts", "web", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "mutable.js", "README.md"],
+  "files": ["bin", "cli", "indexer.mjs", "indexer.d.mts", "web", "web-edit", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "mutable.js", "README.md"],
   "sideEffects": ["./element.js", "./bundler/*.js"]
 }
 JSON

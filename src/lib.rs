@@ -10,8 +10,8 @@
 //! (`wasm`) are thin shells over this core.
 
 pub mod analyze;
-// The build path: natively, and in the browser's full module (the mutable index, `live`).
-#[cfg(any(not(browser), feature = "model"))]
+// The build path: natively, and in the browser's mutable index (`live`, the `edit` module).
+#[cfg(any(not(browser), feature = "edit"))]
 pub mod build;
 #[cfg(feature = "model")]
 pub mod embed;
@@ -22,7 +22,7 @@ pub mod eval;
 pub mod fragment;
 pub mod hit;
 pub mod index;
-#[cfg(feature = "model")]
+#[cfg(all(feature = "model", any(not(browser), feature = "edit")))]
 pub mod live;
 #[cfg(all(feature = "model", not(browser)))]
 pub mod open;
@@ -34,9 +34,9 @@ pub mod searcher;
 pub mod statics;
 pub mod store;
 
-#[cfg(any(not(browser), feature = "model"))]
+#[cfg(any(not(browser), feature = "edit"))]
 pub mod chunk;
-#[cfg(any(not(browser), feature = "model"))]
+#[cfg(any(not(browser), feature = "edit"))]
 pub mod ingest;
 
 #[cfg(browser)]

@@ -59,7 +59,7 @@ impl Searcher {
     /// An empty index to add documents to (`edit`): lexical only, or with the model whose files
     /// are given (a model folder `cairn index` wrote, its weights named `weights_file`) embedding
     /// them, and recorded as the model they were embedded with.
-    #[cfg(feature = "model")]
+    #[cfg(all(feature = "model", any(not(browser), feature = "edit")))]
     pub fn empty(model: Option<(ModelFiles, &str)>) -> Result<Self> {
         let embedder = model
             .as_ref()
@@ -83,7 +83,7 @@ impl Searcher {
     /// their ids, documents removed by id), and what the edit did. The model and cross-encoder
     /// stay; the static tier goes (its rows are the old index's terms, and the model that embeds
     /// the edits answers by meaning).
-    #[cfg(feature = "model")]
+    #[cfg(all(feature = "model", any(not(browser), feature = "edit")))]
     pub fn edit(
         &self,
         records: &str,
@@ -108,7 +108,7 @@ impl Searcher {
 
     /// The 8-bit model's word rows that an edit adding `records` would embed with and that are
     /// not loaded yet (none without a model: the edit then says to load it).
-    #[cfg(feature = "model")]
+    #[cfg(all(feature = "model", any(not(browser), feature = "edit")))]
     pub fn edit_rows_needed(&self, records: &str) -> Result<Vec<RowRequest>> {
         match &self.embedder {
             Some(embedder) => crate::live::rows_needed(&self.index, embedder, records),
@@ -117,6 +117,7 @@ impl Searcher {
     }
 
     /// The index as the bytes of an index file (what `cairn search` and every client read).
+    #[cfg(any(not(browser), feature = "edit"))]
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         format::write(&self.index)
     }

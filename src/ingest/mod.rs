@@ -12,7 +12,7 @@
 //! `index.html` at its top) by its HTML pages only, several input folders each under its own
 //! name, and no two files with one id (and URL).
 //!
-//! In the browser (the full module's mutable index) only JSONL records are read, from text
+//! In the browser (the mutable index of the `edit` module) only JSONL records are read, from text
 //! handed over by JavaScript ([`records`]): the same reader, so the same documents and chunks.
 
 // The browser compiles the record reader and what it shares with the file readers.

@@ -366,8 +366,9 @@ impl SearchIndex {
     }
 }
 
-/// The mutable index: documents added, replaced and removed in the page (the full module only).
-#[cfg(feature = "model")]
+/// The mutable index: documents added, replaced and removed in the page (the `edit` module,
+/// pkg/web-edit, only).
+#[cfg(feature = "edit")]
 #[wasm_bindgen]
 impl SearchIndex {
     /// An empty index to add documents to with `edit`. Given a model's three files (from the
