@@ -2,7 +2,8 @@
 # The npm package's indexer (`npx cairn-search index`: the CLI as WASI under Node) beside the
 # native CLI, on the same documents in one run: seconds, chunks a second, the ratio, and peak
 # memory (max RSS), for a lexical build and one with the model (the static tier and the
-# browser's model written too, as a user's build does).
+# browser's model written too, as a user's build does); then the browser's mutable index
+# (bench/mutable.mjs) on the same records, with the model folder the native build wrote.
 #
 # Usage: bench/npx.sh [DOCUMENTS]   (default 300: the first records of ../shared/eval/cacm)
 # Needs: scripts/build-pkg.sh (pkg/cli/cairn.wasm) and the native CLI (cargo build --release).
@@ -29,3 +30,5 @@ for kind in lexical model; do
       "$(awk -v c="$chunks" -v s="$seconds" 'BEGIN { printf "%.1f", c / s }')" "$rss"
   done
 done
+# The third indexer: the mutable index in Chromium, embedding with the 8-bit model in its worker.
+node bench/mutable.mjs "$out/model-native" "$out/docs.jsonl" "$n"

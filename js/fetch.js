@@ -134,6 +134,9 @@ export async function modelRows(modelUrl, add, timeout) {
     cacheKey: (r) => new URL(`${r.pack}?row=${r.row}`, base).href,
     describe: (run) => `the model's word row${run.length > 1 ? "s" : ""} ${run.map((r) => r.row).join(", ")}`,
     add: (r, bytes) => add(r.row, bytes),
+    // A mutable index's batch of documents may need thousands of rows: gaps of up to ten
+    // rows are fetched with them rather than asked for apart.
+    joinGap: 4096,
   });
   load.stats = stats;
   return load;

@@ -23,6 +23,12 @@ const CACHE_PREFIX = "cairn-fragments-";
 const MAX_ROUNDS = 18;
 /** How long one request may take, its headers and its whole body, before it is given up (ms). */
 export const FETCH_TIMEOUT = 30_000;
+/** With `joinGap`, a load with more runs than this in one pack (the model's word rows for a
+ * mutable index's batch of documents, never a query's) joins that pack's runs less than
+ * `joinGap` bytes apart: a few bytes more, and far fewer requests. */
+const MANY_RUNS = 32;
+/** The most requests a loader has in flight: a browser fails requests past a few thousand. */
+const IN_FLIGHT = 64;
 
 /** Whether `bytes` start as a gzip stream does: a fragmented index's meta file. */
 export function isFragmentedMeta(bytes) {
@@ -107,13 +113,14 @@ async function get(url, range, timeout, stats, limitOf) {
 /**
  * Fetches records and fragments out of the packs under `base` (a URL ending in `p/`): by range
  * requests, adjacent ones joined into one, or whole packs once the host shows it ignores
- * `Range`; through `cache` (a Cache API cache, or null). `load(requests)` fetches each request
+ * `Range`, at most IN_FLIGHT at once; through `cache` (a Cache API cache, or null). `load(requests)` fetches each request
  * ({ pack, offset, length, packLength, ... }) not already fetched or in flight, hands its bytes
  * to `add(request, bytes)` and, once that accepted them, stores them in the cache. `key(r)`
  * names a request, `cacheKey(r)` its cache entry, `describe(run)` a run of them in errors.
- * `stats` counts requests and bytes. `timeout`: how long a request may take (ms).
+ * `stats` counts requests and bytes. `timeout`: how long a request may take (ms). `joinGap`: see
+ * MANY_RUNS.
  */
-export function packLoader({ base, cache, stats, key, cacheKey, add, describe, timeout = FETCH_TIMEOUT }) {
+export function packLoader({ base, cache, stats, key, cacheKey, add, describe, timeout = FETCH_TIMEOUT, joinGap = 0 }) {
   if (!(timeout > 0 && timeout <= 2 ** 31 - 1)) throw new Error(`the fetch timeout must be a number of milliseconds from 1 to 2147483647, not ${timeout}`);
   let ranges; // undefined until the host shows whether it honours Range: a 206, or a whole pack that checks
   const packs = new Map(); // pack name → Promise<Uint8Array> of a whole pack (resolved only once checked)
@@ -201,18 +208,24 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
       } else missing.push(r);
     });
     missing.sort((a, b) => (a.pack < b.pack ? -1 : a.pack > b.pack ? 1 : a.offset - b.offset));
+    const join = (requests, gap) => {
+      const runs = [];
+      for (const r of requests) {
+        const last = runs.at(-1)?.at(-1);
+        if (last && last.pack === r.pack && r.offset - (last.offset + last.length) <= gap) runs.at(-1).push(r);
+        else runs.push([r]);
+      }
+      return runs;
+    };
     const runs = [];
-    for (const r of missing) {
-      const last = runs.at(-1)?.at(-1);
-      if (last && last.pack === r.pack && last.offset + last.length === r.offset) runs.at(-1).push(r);
-      else runs.push([r]);
+    for (const of_pack of join(missing, Infinity)) {
+      const adjacent = join(of_pack, 0);
+      runs.push(...(joinGap && adjacent.length > MANY_RUNS ? join(of_pack, joinGap) : adjacent));
     }
-    const fetched = await Promise.all(
-      runs.map((run) =>
-        fetchRun(run).catch((e) => {
-          throw new Error(`cannot fetch ${describe(run)} of ${new URL(run[0].pack, base)}: ${e?.message ?? e}; the index answers other queries, and the next search that needs ${run.length > 1 ? "these" : "it"} asks again`);
-        }),
-      ),
+    const fetched = await inTurns(runs, IN_FLIGHT, (run) =>
+      fetchRun(run).catch((e) => {
+        throw new Error(`cannot fetch ${describe(run)} of ${new URL(run[0].pack, base)}: ${e?.message ?? e}; the index answers other queries, and the next search that needs ${run.length > 1 ? "these" : "it"} asks again`);
+      }),
     );
     for (const map of fetched) for (const [k, bytes] of map) got.set(k, { bytes, fetched: true });
     return got;
@@ -245,6 +258,20 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
     }
     await Promise.all(requests.map((r) => inflight.get(key(r))));
   };
+}
+
+/** `fn` of each item, at most `limit` running at once; the results in item order. */
+async function inTurns(items, limit, fn) {
+  const results = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
 
 /**

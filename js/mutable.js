@@ -70,7 +70,8 @@ function records(documents) {
   return documents
     .map((d, i) => {
       if (d === null || typeof d !== "object" || Array.isArray(d)) throw new Error(`document ${i} must be an object with an id, a title and a text`);
-      if (typeof d.id !== "string" && typeof d.id !== "number") throw new Error(`document ${i} must have an id (a string or a number)`);
+      const id = d._id ?? d.id; // as in a JSONL record, `_id` first
+      if (typeof id !== "string" && typeof id !== "number") throw new Error(`document ${i} must have an id (a string or a number)`);
       return JSON.stringify(d);
     })
     .join("\n");

@@ -82,4 +82,4 @@ cat > pkg/package.json <<JSON
 }
 JSON
 cp docs/npm-package.md pkg/README.md
-echo "pkg/: cairn-search $version (web, web-core, web-fragments, bundler, node, client, element, the npx command line)"
+echo "pkg/: cairn-search $version (web, web-edit, web-core, web-fragments, bundler, node, client, element, the npx command line)"

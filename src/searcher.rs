@@ -60,21 +60,19 @@ impl Searcher {
     /// are given (a model folder `cairn index` wrote, its weights named `weights_file`) embedding
     /// them, and recorded as the model they were embedded with.
     #[cfg(all(feature = "model", any(not(browser), feature = "edit")))]
-    pub fn empty(model: Option<(ModelFiles, &str)>) -> Result<Self> {
-        let embedder = model
-            .as_ref()
-            .map(|(files, _)| Embedder::load(files.clone()))
-            .transpose()?;
-        let index = crate::live::empty(
-            embedder
-                .as_ref()
-                .zip(model.as_ref())
-                .map(|(e, (files, name))| (e, files, *name)),
-        );
+    pub fn empty(model: Option<(&ModelFiles, &str)>) -> Result<Self> {
+        let (index, embedder) = match model {
+            None => (crate::live::empty(None), None),
+            Some((files, weights_file)) => {
+                let embedder = Embedder::load(files.clone())?;
+                let index = crate::live::empty(Some((&embedder, files, weights_file)));
+                (index, Some(Arc::new(embedder)))
+            }
+        };
         Ok(Searcher {
             index: Arc::new(index),
             statics: None,
-            embedder: embedder.map(Arc::new),
+            embedder,
             reranker: None,
         })
     }
@@ -90,14 +88,13 @@ impl Searcher {
         remove: &[String],
         replace: bool,
     ) -> Result<(Searcher, crate::live::EditReport)> {
-        let (mut index, report) = crate::live::edit(
+        let (index, report) = crate::live::edit(
             &self.index,
             self.embedder.as_deref(),
             records,
             remove,
             replace,
         )?;
-        index.statics = None;
         let searcher = Searcher {
             index: Arc::new(index),
             statics: None,

@@ -388,8 +388,8 @@ impl SearchIndex {
             let name = string(&weights_file, "the weights file's name")?;
             Some((model_files(&weights, &tokenizer, &config)?, name))
         };
-        let searcher = Searcher::empty(model.as_ref().map(|(f, n)| (f.clone(), n.as_str())))
-            .map_err(js_error)?;
+        let searcher =
+            Searcher::empty(model.as_ref().map(|(f, n)| (f, n.as_str()))).map_err(js_error)?;
         Ok(SearchIndex {
             searcher: Rc::new(RefCell::new(searcher)),
         })

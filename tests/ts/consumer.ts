@@ -3,6 +3,7 @@
 // ContextResponse and every option, so a change to the Rust types that breaks callers fails.
 import init, { SearchIndex } from "../../pkg/web/cairn.js";
 import { Cairn, safeUrl } from "../../pkg/client.js";
+import type { EditReport, IndexDocument } from "../../pkg/client.js";
 import type {
   Citation, CitationKind, ContextCandidate, ContextOptions, ContextResponse, DocumentChunk, DocumentResult, DocumentSearchOptions,
   DocumentSearchResponse, Explain, Highlight, HitLink, MatchRange, Neighbors, RejectReason, ScoreKind, ScoreTerm,
@@ -99,4 +100,15 @@ export async function viaWorker(): Promise<number> {
   const ctx: ContextResponse = await cairn.buildContext("q", { tokenBudget: 100 });
   cairn.close();
   return followable.length + hits.length + docs.total + ctx.tokens + cairn.info.chunkCount + Number(cairn.modelReady) + cairn.mode.length;
+}
+
+export async function mutable(): Promise<number> {
+  const notes: Cairn = await Cairn.create({ model: "/search/model", store: "notes", index: "/search/index.cairn", weightsFile: "model.gguf", worker: true, fetchTimeout: 10_000 });
+  const doc: IndexDocument = { id: "n1", title: "t", text: "x", url: "/n1", metadata: { tags: ["a"] }, created: "2024-01-01", updated: 1700000000, author: "me" };
+  const added: EditReport = await notes.add([doc]);
+  const updated: EditReport = await notes.update([{ id: 2, text: "y" }]);
+  const removed: EditReport = await notes.remove(["n1", 2]);
+  const bytes: Uint8Array = await notes.export();
+  const counts = [added.added, added.replaced, added.removed, added.embedded, added.documentCount, added.chunkCount, added.warnings.length];
+  return counts.length + updated.replaced + removed.removed + bytes.length;
 }
