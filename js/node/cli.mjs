@@ -208,7 +208,7 @@ export async function runWasi(args, { print, printErr } = {}) {
   const wasi = new WASI({
     version: "preview1",
     args: ["cairn", ...args],
-    env: { ...process.env, CAIRN_CWD: process.cwd() },
+    env: { ...process.env, CAIRN_CWD: process.cwd(), CAIRN_PROGRESS: "lines" },
     preopens: { "/": "/" },
     returnOnExit: true,
     fs,
@@ -226,7 +226,7 @@ export async function runCli(args, { print, printErr }) {
   const binary = nativeBinary();
   if (!binary) return runWasi(args, { print, printErr });
   return new Promise((ok, reject) => {
-    const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CAIRN_PROGRESS: "lines" } });
     const lines = (stream, to) => {
       let rest = "";
       stream.setEncoding("utf8");
@@ -277,9 +277,25 @@ function largeInputs(inputs) {
  * rebuild (the folder holds an index: only changed chunks are embedded again), small inputs, a
  * lexical build, a native binary, an explicit `--shard` or `CAIRN_THREADS=1` run as one
  * `cairn index`; `CAIRN_THREADS=N` sets the threads (and splits inputs of any size). */
-export async function runIndex(args, { print, printErr } = {}) {
-  print ??= (text) => process.stdout.write(`${text}\n`);
-  printErr ??= (text) => process.stderr.write(`${text}\n`);
+export async function runIndex(args, { print, printErr, onProgress } = {}) {
+  const report = progress(onProgress, !printErr && process.stderr.isTTY);
+  const out = print ?? ((text) => process.stdout.write(`${text}\n`));
+  const err = printErr ?? ((text) => process.stderr.write(`${text}\n`));
+  // A line that is not progress clears the bar first, as indicatif's do.
+  const after = (write) => (line) => {
+    report.end();
+    write(line);
+  };
+  try {
+    return await indexOnCores(args, after(out), report, after(err));
+  } finally {
+    report.end();
+  }
+}
+
+/** `runIndex`'s work: `report(source, line)` takes each progress line of the build (source 0)
+ * or of a split build's thread `source` (true when it was one); `said(line)` prints the others. */
+async function indexOnCores(args, print, report, said) {
   const out = option(args, "--out")?.value;
   const threads = Math.min(Number(process.env.CAIRN_THREADS) || availableParallelism(), 64);
   const split = threads > 1 && out && !nativeBinary()
@@ -287,7 +303,7 @@ export async function runIndex(args, { print, printErr } = {}) {
     && !args.includes("--help") && !args.includes("-h")
     && !["index.cairn", "meta.cairn"].some((f) => existsSync(join(out, f)))
     && (process.env.CAIRN_THREADS || largeInputs(args.slice(1).filter((a) => !a.startsWith("-") && existsSync(a))));
-  if (!split) return runCli(args, { print, printErr });
+  if (!split) return runCli(args, { print, printErr: (line) => report(0, line) || said(line) });
   const started = Date.now();
   const scratch = mkdtempSync(join(tmpdir(), "cairn-shards-"));
   try {
@@ -298,14 +314,19 @@ export async function runIndex(args, { print, printErr } = {}) {
       else if (!args[i].startsWith("--out=") && !args[i].startsWith("--layout=")) own.push(args[i]);
     }
     const parts = Array.from({ length: threads }, (_, i) => join(scratch, `part-${i + 1}`));
-    // Each shard reads every input and says the same of them: the first one speaks as it goes;
-    // another that fails says what it said, so its error is not lost.
-    const heard = parts.map(() => []);
+    // Each shard reads every input and says the same of them: the first one speaks as it goes
+    // (its reading is the build's); another that fails says what it said, so its error is not
+    // lost. Each embeds its share, and the build's embedding is theirs summed.
+    const kept = parts.map(() => []);
     const codes = await Promise.all(parts.map((part, i) =>
-      inWorker([...own, "--out", part, "--shard", `${i + 1}/${threads}`], i === 0 ? printErr : (line) => heard[i].push(line))));
+      inWorker([...own, "--out", part, "--shard", `${i + 1}/${threads}`], (line) => {
+        if ((i > 0 && line.startsWith("progress reading ")) || report(i, line)) return;
+        if (i === 0) said(line);
+        else kept[i].push(line);
+      })));
     const failed = codes.findIndex((c) => c !== 0);
     if (failed >= 0) {
-      if (failed > 0) heard[failed].forEach((line) => printErr(line));
+      if (failed > 0) kept[failed].forEach(said);
       return codes[failed];
     }
     const model = option(own, "--model")?.value ?? DEFAULT_FOLDER;
@@ -318,7 +339,7 @@ export async function runIndex(args, { print, printErr } = {}) {
           if (line.startsWith("merged ")) merged = line;
           else print(line);
         },
-        printErr,
+        printErr: said,
       },
     );
     // The command line's summary line, as one `cairn index` says it.
@@ -328,6 +349,38 @@ export async function runIndex(args, { print, printErr } = {}) {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * What the command line's progress lines (`progress <stage> <done> <total>`, with
+ * CAIRN_PROGRESS=lines) become: `onProgress({ stage, done, total })` and, with `bar`, a bar on
+ * stderr. A split build's threads each report their share of a stage, summed here. Returns
+ * `report(source, line)`, true when the line was progress; `report.end()` clears the bar.
+ */
+function progress(onProgress, bar) {
+  const shares = new Map(); // "source stage" → [done, total]
+  let drawn = false;
+  const report = (source, line) => {
+    const m = /^progress (\w+) (\d+) (\d+)$/.exec(line);
+    if (!m) return false;
+    const stage = m[1];
+    shares.set(`${source} ${stage}`, [Number(m[2]), Number(m[3])]);
+    let done = 0;
+    let total = 0;
+    for (const [key, [d, t]] of shares) if (key.endsWith(` ${stage}`)) (done += d), (total += t);
+    onProgress?.({ stage, done, total });
+    if (bar) {
+      const filled = total ? Math.round((30 * done) / total) : 30;
+      process.stderr.write(`\r${stage.padStart(10)} [${"=".repeat(filled)}${" ".repeat(30 - filled)}] ${done}/${total}\x1b[K`);
+      drawn = true;
+    }
+    return true;
+  };
+  report.end = () => {
+    if (drawn) process.stderr.write("\r\x1b[K");
+    drawn = false;
+  };
+  return report;
 }
 
 /** Runs the command line on `args` in a worker thread (its own WebAssembly instance); its

@@ -28,6 +28,15 @@ export interface IndexOptions {
   graphFrom?: number;
   /** Hears each line the command line says as it goes (skipped files, warnings, estimates). */
   onMessage?: (line: string) => void;
+  /** Hears how far a stage has got: files read, chunks embedded (on every thread, summed). */
+  onProgress?: (event: ProgressEvent) => void;
+}
+
+/** A stage of a build and how far it has got, at most ten times a second and at its end. */
+export interface ProgressEvent {
+  stage: "reading" | "embedding";
+  done: number;
+  total: number;
 }
 
 /** A record, as a line of a JSONL input. */

@@ -105,6 +105,7 @@ class Index {
       const lines = [];
       try {
         const code = await runIndex(await withModelFolder(args), {
+          onProgress: this.#options.onProgress,
           print: (line) => lines.push(line),
           printErr: (line) => {
             said.push(line);
@@ -132,8 +133,9 @@ class Index {
 }
 
 /** An index to build: `options` are `cairn index`'s flags, camel-cased (`model`, `noEmbed`,
- * `noStatic`, `summaries`, `layout`, `baseUrl`, `chunkWords`, `allFiles`, `exclude`, …), and
- * `onMessage(line)` hears what the command line says as it goes. */
+ * `noStatic`, `summaries`, `layout`, `baseUrl`, `chunkWords`, `allFiles`, `exclude`, …),
+ * `onMessage(line)` hears what the command line says as it goes, and `onProgress({ stage, done,
+ * total })` how far a stage ("reading" files, "embedding" chunks, on every thread) has got. */
 export async function createIndex(options = {}) {
   return new Index(options);
 }

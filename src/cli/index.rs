@@ -14,7 +14,7 @@ use cairn::chunk::{ChunkLimit, TokenLimit};
 use cairn::index::{format, vector, IndexSettings};
 use cairn::ingest;
 
-use super::{progress_bar, terminal_safe};
+use super::{terminal_safe, Progress};
 
 #[derive(clap::Args)]
 pub(super) struct IndexArgs {
@@ -133,9 +133,9 @@ pub(super) fn index(args: IndexArgs) -> Result<()> {
         chunk_limit,
         base_url: args.base_url.clone(),
     };
-    let bar = progress_bar(files.len() as u64, "reading");
-    let ingested = ingest::ingest(&files, &options, || bar.inc(1));
-    bar.finish_and_clear();
+    let bar = Progress::new(files.len() as u64, "reading");
+    let ingested = ingest::ingest(&files, &options, || bar.inc());
+    bar.finish();
     for skipped in &ingested.skipped {
         eprintln!("skipped {}", terminal_safe(&skipped.to_string(), 1000));
     }
@@ -198,11 +198,11 @@ pub(super) fn index(args: IndexArgs) -> Result<()> {
             started,
         );
     }
-    let bar = progress_bar(chunk_total as u64, "embedding");
+    let bar = Progress::new(chunk_total as u64, "embedding");
     let mut index = build::build(ingested.documents, settings, vectors, |done, _| {
         bar.set_position(done as u64)
     })?;
-    bar.finish_and_clear();
+    bar.finish();
     // The static tier's rows; their packs go under p/ in either layout, before the index that
     // names them.
     let (rows_packs, distilled_in) = match (&model, args.no_static) {
@@ -250,11 +250,11 @@ fn write_part(
 ) -> Result<()> {
     let (index, texts) = build::assemble(sources, settings);
     let range = shard.range(texts.len());
-    let bar = progress_bar(range.len() as u64, "embedding");
+    let bar = Progress::new(range.len() as u64, "embedding");
     let vectors = build::embed_all(options.embedder, &texts[range.clone()], &|done, _| {
         bar.set_position(done as u64)
     })?;
-    bar.finish_and_clear();
+    bar.finish();
     let part = build_shard::Part {
         shard,
         identity: options.identity,

@@ -110,20 +110,81 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn progress_bar(len: u64, what: &str) -> ProgressBar {
-    // Under WASI (npx cairn-search) stderr passes through the launcher a line at a time and
-    // says it is a terminal even when piped: a bar would only leave escape codes in a log.
-    if cfg!(target_os = "wasi") || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+/// A stage's progress: a bar on a terminal; for the npm launcher (`CAIRN_PROGRESS=lines`, which
+/// draws the bar itself, summed over a split build's threads, and gives the Node API its
+/// events), lines `progress <stage> <done> <total>` on stderr, at most ten a second and the last
+/// always; else nothing (under WASI stderr passes through the launcher a line at a time and says
+/// it is a terminal even when piped: a bar would only leave escape codes in a log).
+pub(crate) struct Progress {
+    bar: ProgressBar,
+    lines: Option<Lines>,
+}
+
+struct Lines {
+    stage: &'static str,
+    total: u64,
+    last: std::sync::Mutex<Option<(std::time::Instant, u64)>>,
+}
+
+impl Progress {
+    pub(crate) fn new(total: u64, stage: &'static str) -> Progress {
+        let lines = std::env::var_os("CAIRN_PROGRESS").is_some_and(|v| v == "lines");
+        if lines || cfg!(target_os = "wasi") || !std::io::stderr().is_terminal() {
+            let lines = lines.then(|| Lines {
+                stage,
+                total,
+                last: Default::default(),
+            });
+            return Progress {
+                bar: ProgressBar::hidden(),
+                lines,
+            };
+        }
+        let bar = ProgressBar::new(total);
+        bar.set_style(
+            ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta})")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(stage);
+        Progress { bar, lines: None }
     }
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_message(what.to_string());
-    bar
+
+    pub(crate) fn inc(&self) {
+        self.bar.inc(1);
+        self.line(None);
+    }
+
+    pub(crate) fn set_position(&self, done: u64) {
+        self.bar.set_position(done);
+        self.line(Some(done));
+    }
+
+    /// Ends the stage: its last line, if it began and that was not said yet.
+    pub(crate) fn finish(&self) {
+        self.bar.finish_and_clear();
+        if let Some(lines) = &self.lines {
+            let last = *lines.last.lock().expect("no writer panics");
+            if last.is_some_and(|(_, done)| done < lines.total) {
+                self.line(Some(lines.total));
+            }
+        }
+    }
+
+    /// A line for `done` (or one more than the last), unless one went out less than 0.1 s ago.
+    fn line(&self, done: Option<u64>) {
+        let Some(lines) = &self.lines else { return };
+        let mut last = lines.last.lock().expect("no writer panics");
+        let done = done.unwrap_or_else(|| last.map_or(0, |(_, d)| d) + 1);
+        let now = std::time::Instant::now();
+        let due = last.is_none_or(|(at, _)| now.duration_since(at).as_millis() >= 100);
+        if due || done >= lines.total {
+            eprintln!("progress {} {done} {}", lines.stage, lines.total);
+            *last = Some((now, done));
+        } else if let Some((_, d)) = last.as_mut() {
+            *d = done;
+        }
+    }
 }
 
 #[derive(Deserialize)]

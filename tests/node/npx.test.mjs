@@ -156,6 +156,23 @@ test("the Node API writes the command line's bytes, and indexes pages and record
   assert.equal((await top("kettle")).citation.url, "/guide/");
   assert.equal((await top("grinder")).citation.docId, "r1");
 
+  // With the model, on two threads: progress events for each stage, embedding summed over
+  // the threads up to every chunk.
+  const progress = JSON.parse(await inProject(`
+    process.env.CAIRN_THREADS = "2";
+    import { createIndex } from "cairn-search/indexer";
+    const events = [];
+    const index = await createIndex({ model: ${JSON.stringify(model)}, onProgress: (e) => events.push(e) });
+    index.addDirectory(${JSON.stringify(fixtures)});
+    const wrote = await index.write(${JSON.stringify(join(work, "api-model"))});
+    console.log(JSON.stringify({ events, wrote }));
+  `));
+  const embedding = progress.events.filter((e) => e.stage === "embedding");
+  assert.ok(embedding.length > 0, JSON.stringify(progress.events));
+  assert.deepEqual(embedding.at(-1), { stage: "embedding", done: progress.wrote.chunks, total: progress.wrote.chunks });
+  assert.ok(embedding.every((e, i) => i === 0 || e.done >= embedding[i - 1].done), "embedding progress went back");
+  assert.ok(progress.events.some((e) => e.stage === "reading" && e.done === e.total));
+
   // A failed build says why, as the command line does, and keeps the previous index.
   const failed = await inProject(`
     import { createIndex, CairnError } from "cairn-search/indexer";

@@ -1,13 +1,14 @@
 // A TypeScript consumer of the Node API's declarations (pkg/indexer.d.ts), type-checked with
 // `tsc --strict`: every option, method and result field.
 import { createIndex, CairnError } from "../../pkg/indexer.mjs";
-import type { IndexOptions, IndexRecord, WriteResult } from "../../pkg/indexer.mjs";
+import type { IndexOptions, IndexRecord, ProgressEvent, WriteResult } from "../../pkg/indexer.mjs";
 
 export async function build(): Promise<string> {
   const options: IndexOptions = {
     model: "hf:sentence-transformers/all-MiniLM-L6-v2", noEmbed: false, noStatic: false, summaries: true,
     layout: "auto", baseUrl: "/", chunkWords: 200, allFiles: false, exclude: ["**/drafts/**"], allowEmpty: false,
     webWeights: "q8", vectors: "i8", graphFrom: 20000, onMessage: (line: string) => void line,
+    onProgress: (e: ProgressEvent) => void [e.stage === "embedding", e.done / e.total],
   };
   const index = await createIndex(options);
   index.addDirectory("public");
