@@ -103,31 +103,31 @@ export const storage = {
     return idb("readonly", (s) => s.get(name)).then((bytes) => bytes ?? null);
   },
   async write(name, bytes) {
-    let file;
+    let file = null;
     try {
       file = await (await opfs()).getFileHandle(`${name}.cairn`, { create: true });
     } catch (e) {
-      if (!(e instanceof NoOpfs) && e?.name !== "SecurityError") throw e;
+      if (!(e instanceof NoOpfs)) throw e;
     }
-    if (file?.createWritable) {
-      const writable = await file.createWritable();
-      try {
-        await writable.write(bytes);
-        await writable.close();
-      } catch (e) {
-        await writable.abort().catch(() => {});
-        throw new Error(`cannot save the index ${name}: ${e?.message ?? e}`);
-      }
-      return;
+    if (!file) return idb("readwrite", (s) => s.put(bytes, name));
+    const writable = await file.createWritable();
+    try {
+      await writable.write(bytes);
+      await writable.close();
+    } catch (e) {
+      await writable.abort().catch(() => {});
+      throw new Error(`cannot save the index ${name}: ${e?.message ?? e}`);
     }
-    await idb("readwrite", (s) => s.put(bytes, name));
   },
 };
 
 class NoOpfs extends Error {}
 
+/** The OPFS folder, if this browser can write files there (Safari before 17 cannot). */
 async function opfs() {
-  if (!globalThis.navigator?.storage?.getDirectory) throw new NoOpfs("no Origin Private File System here");
+  const writable = globalThis.FileSystemFileHandle && "createWritable" in FileSystemFileHandle.prototype;
+  if (!writable || !globalThis.navigator?.storage?.getDirectory) throw new NoOpfs("no writable Origin Private File System here");
+  // Refused (a private window): IndexedDB instead.
   const root = await navigator.storage.getDirectory().catch((e) => {
     throw new NoOpfs(e?.message ?? String(e));
   });

@@ -4,7 +4,8 @@
 //   - 50 removed never come back, and an id added twice is refused without losing anything;
 //   - a reload finds the index as it was left (saved in the Origin Private File System);
 //   - the export is an index file the native CLI searches, with the same documents;
-//   - an edit embeds only the new chunks, and the main-thread fallback gives the same hits.
+//   - an edit embeds only the new chunks, and the main-thread fallback gives the same hits;
+//   - where OPFS cannot write, the index is kept in IndexedDB.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -150,5 +151,28 @@ test("without a worker the same edits give the same hits; a lexical mutable inde
   assert.ok(result.lexical[0].citation.docId.startsWith("bread-"));
   assert.match(result.bad, /must have an id/);
   assert.equal(result.info.documentCount, some.length);
+
+  // Where OPFS cannot write files (Safari before 17), the index is kept in IndexedDB.
+  const noOpfs = () => delete FileSystemFileHandle.prototype.createWritable;
+  const kept = async (some) => {
+    const { Cairn } = await import("/pkg/client.js");
+    const cairn = await Cairn.create({ store: "in-idb", worker: false });
+    if (some) await cairn.add(some);
+    const stored = await new Promise((ok) => {
+      const open = indexedDB.open("cairn", 1);
+      open.onsuccess = () => {
+        const get = open.result.transaction("indexes").objectStore("indexes").get("in-idb");
+        get.onsuccess = () => ok(get.result?.length ?? 0);
+      };
+    });
+    return { count: cairn.info.documentCount, stored, top: (await cairn.search("sourdough", { limit: 1 }))[0]?.citation.docId };
+  };
+  await page.evaluate(noOpfs);
+  const saved = await page.evaluate(kept, some);
+  await page.reload();
+  await page.evaluate(noOpfs);
+  const again = await page.evaluate(kept, null);
+  assert.ok(saved.stored > 0, "nothing in IndexedDB");
+  assert.deepEqual(again, { ...saved, count: some.length });
   await page.close();
 });
