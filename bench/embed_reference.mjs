@@ -19,7 +19,7 @@ const [modules, onnxFile, tokenizerJson, textsFile, threadsArg = "2"] = process.
 if (!textsFile) throw new Error("usage: node bench/embed_reference.mjs NODE_MODULES ONNX_FILE TOKENIZER_JSON TEXTS_JSONL [THREADS]");
 const require = createRequire(join(modules, "x.js"));
 const ort = require("onnxruntime-node");
-const { Tokenizer } = await import(require.resolve("@huggingface/tokenizers"));
+const { Tokenizer } = require("@huggingface/tokenizers");
 const MAX_TOKENS = 256;
 
 const texts = readFileSync(textsFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
