@@ -136,7 +136,7 @@ export class Cairn {
       cairn.#close = () => worker.terminate();
       cairn.mode = "worker";
     } else {
-      const { openIndex, prepareQuery, prepareRerank, webModules } = await import("./fetch.js");
+      const { answering, openIndex, prepareQuery, prepareRerank, webModules } = await import("./fetch.js");
       let opened = null;
       cairn.#call = async (method, ...args) => {
         if (method === "open" || method === "create") {
@@ -151,9 +151,11 @@ export class Cairn {
         if (method === "fragmentStats") return opened.index.stats ?? opened.rows?.stats ?? null;
         if (method === "edit") return opened.edit(...args);
         if (method === "export") return opened.export();
-        await prepareRerank(opened, args.at(-1));
-        if (method === "search" || method === "searchDocuments" || method === "buildContext") await prepareQuery(opened, args[0], args[1], method === "search");
-        return opened.index[method](...args);
+        return answering(opened, async () => {
+          await prepareRerank(opened, args.at(-1));
+          if (method === "search" || method === "searchDocuments" || method === "buildContext") await prepareQuery(opened, args[0], args[1], method === "search");
+          return opened.index[method](...args);
+        });
       };
       cairn.#close = () => opened?.index.free();
       cairn.mode = "main thread";

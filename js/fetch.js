@@ -19,12 +19,34 @@ async function openCache() {
   }
 }
 
-/** The body of `url` as bytes, reporting (loaded, total); from `cache` when it has it. */
-export async function fetchWithProgress(url, cache, onProgress) {
+/**
+ * Searches in flight. What loads in the background (the model) yields to them: it is fetched at
+ * low priority, and its body is not read while a search runs (so, as TCP's flow control stops the
+ * sender, it stops taking the link), so it never delays an answer.
+ */
+const searches = { running: 0, waiting: [] };
+
+/** Runs a search (`run`), the background downloads paused meanwhile; then `opened.answered()`. */
+export async function answering(opened, run) {
+  searches.running++;
+  try {
+    return await run();
+  } finally {
+    if (--searches.running === 0) searches.waiting.splice(0).forEach((go) => go());
+    opened?.answered?.();
+  }
+}
+
+const noSearch = () => (searches.running === 0 ? null : new Promise((go) => searches.waiting.push(go)));
+
+/** The body of `url` as bytes, reporting (loaded, total); from `cache` when it has it. With
+ * `background`, fetched at low priority and paused while a search runs. */
+export async function fetchWithProgress(url, cache, onProgress, background = false) {
   let response = cache ? await cache.match(url).catch(() => undefined) : undefined;
   const fromCache = Boolean(response);
   if (!response) {
-    response = await fetch(url);
+    if (background) await noSearch();
+    response = await fetch(url, background ? { priority: "low" } : undefined);
     if (!response.ok) throw new Error(`cannot fetch ${url}: HTTP ${response.status} ${response.statusText}`);
   }
   const header = response.headers.get("content-length")?.trim() ?? "";
@@ -43,6 +65,7 @@ export async function fetchWithProgress(url, cache, onProgress) {
   const parts = [];
   let loaded = 0;
   for (;;) {
+    if (background) await noSearch();
     const { done, value } = await reader.read().catch((e) => {
       throw new Error(`cannot fetch ${url}: the download broke off after ${loaded} bytes (${e?.message ?? e})`);
     });
@@ -70,7 +93,7 @@ export async function fetchWithProgress(url, cache, onProgress) {
  * loaded from them. An 8-bit model's word rows are not among them: `modelRows` fetches a
  * query's.
  */
-export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights = WEIGHTS) {
+export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights = WEIGHTS, background = false) {
   const cache = await openCache();
   const base = baseUrl.replace(/\/$/, "");
   const got = {};
@@ -78,7 +101,7 @@ export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights
   const files = ["config.json", "tokenizer.json", weights];
   for (const name of files) {
     const url = `${base}/${name}`;
-    const { bytes, fromCache } = await fetchWithProgress(url, fresh ? null : cache, name === weights ? onProgress : null);
+    const { bytes, fromCache } = await fetchWithProgress(url, fresh ? null : cache, name === weights ? onProgress : null, background);
     got[name] = bytes;
     if (!fromCache) downloaded.push([url, bytes]);
   }
@@ -98,15 +121,16 @@ export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights
 
 /**
  * Loads a model folder's files (weights named `weights`) with `load` (the embedder's by
- * default), a cached copy that fails fetched anew once: { fromCache, keep }.
+ * default), a cached copy that fails fetched anew once: { fromCache, keep }. With
+ * `background`, the download yields to searches (`fetchWithProgress`).
  */
-export async function attachModel(index, modelUrl, onProgress, load = ({ weights, tokenizer, config }) => index.loadModelFromBytes(weights, tokenizer, config), weights = WEIGHTS) {
-  let model = await loadModelFiles(modelUrl, onProgress, false, weights);
+export async function attachModel(index, modelUrl, onProgress, load = ({ weights, tokenizer, config }) => index.loadModelFromBytes(weights, tokenizer, config), weights = WEIGHTS, background = false) {
+  let model = await loadModelFiles(modelUrl, onProgress, false, weights, background);
   try {
     load(model.files);
   } catch (e) {
     if (!model.anyCached) throw e;
-    model = await loadModelFiles(modelUrl, onProgress, true, weights);
+    model = await loadModelFiles(modelUrl, onProgress, true, weights, background);
     load(model.files);
   }
   return model;
@@ -227,17 +251,37 @@ export async function openIndex(modules, indexUrl, modelUrl, emit, { fetchTimeou
   if (hasStatic) opened.rows = await staticRows(opened, indexUrl, fetchTimeout);
   if (hasVectors && modelUrl) {
     const weights = opened.index.modelWeightsFile;
-    opened
-      .full()
-      .then((index) => attachModel(index, modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }), undefined, weights))
-      .then(async ({ fromCache, keep }) => {
-        opened.modelRows = await modelRows(modelUrl, (row, bytes) => opened.index.addModelRow(row, bytes), fetchTimeout);
-        emit({ event: "model", ready: true, fromCache });
-        return keep();
-      })
-      .catch((e) => emit({ event: "model", ready: false, error: e?.message ?? String(e) }));
+    inBackground(opened, () =>
+      opened
+        .full()
+        .then((index) => attachModel(index, modelUrl, (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }), undefined, weights, true))
+        .then(async ({ fromCache, keep }) => {
+          opened.modelRows = await modelRows(modelUrl, (row, bytes) => opened.index.addModelRow(row, bytes), fetchTimeout);
+          emit({ event: "model", ready: true, fromCache });
+          return keep();
+        })
+        .catch((e) => emit({ event: "model", ready: false, error: e?.message ?? String(e) })),
+    );
   }
   return { opened, info: { documentCount, chunkCount, hasVectors, hasStatic } };
+}
+
+/** How long after an index opens its model starts loading if no search has answered before. */
+const MODEL_AFTER = 1500;
+
+/**
+ * Starts `load` (the full module and the model) after the index's first answer
+ * (`opened.answered`, which `answering` calls), or MODEL_AFTER ms after it opened if no search
+ * has begun by then: the first answer never waits behind the model's megabytes.
+ */
+function inBackground(opened, load) {
+  const start = () => {
+    clearTimeout(timer);
+    opened.answered = null;
+    load();
+  };
+  const timer = setTimeout(() => searches.running === 0 && start(), MODEL_AFTER);
+  opened.answered = start;
 }
 
 /**
@@ -406,25 +450,28 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit, timeo
   const info = { documentCount: index.documentCount, chunkCount: index.chunkCount, hasVectors: index.hasVectors, fragmented: true };
   if (info.hasVectors && modelUrl) {
     const identity = index.modelIdentity;
-    modules
-      .full()
-      .then(({ QueryEncoder }) =>
-        attachModel(
-          null,
-          modelUrl,
-          (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }),
-          ({ weights, tokenizer, config }) => {
-            encoder = QueryEncoder.fromBytes(identity, weights, tokenizer, config);
-          },
-          JSON.parse(identity).web_weights_file,
-        ),
-      )
-      .then(async ({ fromCache, keep }) => {
-        rows = await modelRows(modelUrl, (row, bytes) => encoder.addRow(row, bytes), timeout);
-        emit({ event: "model", ready: true, fromCache });
-        return keep();
-      })
-      .catch((e) => emit({ event: "model", ready: false, error: e?.message ?? String(e) }));
+    inBackground(opened, () =>
+      modules
+        .full()
+        .then(({ QueryEncoder }) =>
+          attachModel(
+            null,
+            modelUrl,
+            (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }),
+            ({ weights, tokenizer, config }) => {
+              encoder = QueryEncoder.fromBytes(identity, weights, tokenizer, config);
+            },
+            JSON.parse(identity).web_weights_file,
+            true,
+          ),
+        )
+        .then(async ({ fromCache, keep }) => {
+          rows = await modelRows(modelUrl, (row, bytes) => encoder.addRow(row, bytes), timeout);
+          emit({ event: "model", ready: true, fromCache });
+          return keep();
+        })
+        .catch((e) => emit({ event: "model", ready: false, error: e?.message ?? String(e) })),
+    );
   }
   return { opened, info };
 }

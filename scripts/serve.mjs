@@ -23,10 +23,33 @@ const compressible = new Set([".html", ".js", ".mjs", ".css", ".json", ".wasm", 
  * Serves www/ at / and pkg/ at /pkg/, plus `extra` mounts ([urlPrefix, folder] pairs).
  * Options: `ranges` (default true: answer Range requests), `gzip` (default false: compress text
  * and wasm for clients that accept it, as a static host does), `alter(path, body)` (a test's
- * hook: return other bytes to send, or null for a 404).
+ * hook: return other bytes to send, or null for a 404), `delay` (ms before each response starts:
+ * a round trip) and `rate` (bytes a second through one link that every response shares, sent in
+ * 16 KiB slices taken in turn, so two downloads get half each; a client that stops reading
+ * stops taking the link, as TCP's flow control does).
  */
-export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter = null } = {}) {
+export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter = null, delay = 0, rate = 0 } = {}) {
   const log = [];
+  let linkFree = 0; // when the link has sent every slice asked for so far
+  const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+  /** Sends `body` through the link at `rate`, slice by slice, waiting while the client reads none. */
+  async function send(res, body) {
+    const SLICE = 16384;
+    for (let at = 0; at < body.length; at += SLICE) {
+      const slice = body.subarray(at, at + SLICE);
+      const start = Math.max(performance.now(), linkFree);
+      linkFree = start + (slice.length / rate) * 1000;
+      await sleep(linkFree - performance.now());
+      if (res.destroyed) return;
+      if (!res.write(slice)) {
+        await new Promise((ok) => {
+          const go = () => (res.off("drain", go), res.off("close", go), ok());
+          res.on("drain", go).on("close", go);
+        });
+      }
+    }
+    res.end();
+  }
   const mounts = [...extra, ["/pkg/", join(root, "pkg")], ["/source/", root], ["/", join(root, "www")]];
   const server = createServer(async (req, res) => {
     let path;
@@ -60,8 +83,10 @@ export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter
       }
       headers["Content-Length"] = body.length;
       log.push({ path, status, bytes: body.length, ...(range ? { range: req.headers.range } : {}) });
+      if (delay) await sleep(delay);
       res.writeHead(status, headers);
-      res.end(body);
+      if (rate) await send(res, body);
+      else res.end(body);
     } catch {
       log.push({ path, status: 404, bytes: 9 });
       res.writeHead(404, { "Content-Type": "text/plain" }).end("not found");
