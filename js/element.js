@@ -9,13 +9,17 @@
 // its next best sections as sub-results (`sections`, 3 by default), each linking to its heading;
 // ARIA combobox semantics (a listbox of groups, one a page) with arrow keys, Enter and Escape,
 // highlighted terms, the citation (title, heading path, page) on each result, a marker on hits
-// only the meaning signal found, empty and loading states. Its strings come from js/strings.js
+// only the meaning signal found, empty and loading states. `filters="tags,section"` adds a
+// filter pane: a group of checkboxes a metadata field, its values counted in the results (a
+// field's under the other fields' filters), narrowing them to any of a field's checked values,
+// in every field; "More results" shows the next
+// `limit` pages. Its strings come from js/strings.js
 // in the element's language (its `lang`, its closest ancestor's, <html lang>, else English), or
 // from the `strings` property or attribute (JSON); a right-to-left language lays it out right to
 // left. Styling through CSS custom properties (--cairn-accent, --cairn-mark, --cairn-text,
 // --cairn-muted, --cairn-background, --cairn-border, --cairn-radius, --cairn-font,
 // --cairn-selected, --cairn-dialog-width, --cairn-backdrop, --cairn-shadow) and ::part (input,
-// status, list, group, result, sub-result, trigger, dialog, close). Indexed text is only ever
+// status, list, group, result, sub-result, trigger, dialog, close, filters, more). Indexed text is only ever
 // inserted as text nodes, and a result's URL is followed only when it is http(s) or relative
 // (see safeUrl).
 import { Cairn, safeUrl } from "./client.js";
@@ -50,6 +54,13 @@ dialog[open] { display: flex; flex-direction: column; }
 dialog::backdrop { background: var(--cairn-backdrop, rgb(20 24 28 / .45)); }
 dialog ul { overflow: auto; min-block-size: 0; }
 .field { display: flex; gap: .5em; align-items: center; }
+.filters { display: flex; flex-wrap: wrap; gap: .3em 1em; margin: .2em .2em .5em; padding: 0; border: 0; font-size: .85em; }
+.hidden-legend { position: absolute; inline-size: 1px; block-size: 1px; overflow: hidden; clip-path: inset(50%); }
+.filters fieldset { border: 0; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: .2em .7em; align-items: center; }
+.filters legend { float: inline-start; font-weight: 600; margin-inline-end: .5em; padding: 0; }
+.filters label { display: inline-flex; gap: .3em; align-items: center; cursor: pointer; }
+.filters .n { color: var(--cairn-muted, #5b6470); }
+.more { display: block; margin: .4em auto; padding: .4em .9em; border: 1px solid var(--cairn-border, #c9cfc9); border-radius: var(--cairn-radius, .5em); background: transparent; }
 .close { flex: none; padding: .5em .7em; border: 1px solid var(--cairn-border, #c9cfc9); border-radius: var(--cairn-radius, .5em); background: transparent; }
 `;
 
@@ -80,6 +91,10 @@ export class CairnSearch extends HTMLElement {
   #status = null;
   #strings = null;
   #code = "en";
+  /** The checked filter values: field → Set of values. */
+  #checked = new Map();
+  /** How many pages the list shows (`limit`, then more with each "More results"). */
+  #pages = 0;
   #onShortcut = (e) => this.#shortcut(e);
 
   constructor() {
@@ -98,10 +113,19 @@ export class CairnSearch extends HTMLElement {
     this.closeButton = make("button", { type: "button", className: "close" }, { part: "close" });
     this.dialog = make("dialog", {}, { role: "dialog", "aria-modal": "true", part: "dialog", "aria-labelledby": `${id}-title` });
     this.field = make("div", { className: "field" });
+    this.filterPane = make("fieldset", { className: "filters", hidden: true }, { part: "filters" });
+    this.filterLegend = make("legend", { className: "hidden-legend" });
+    this.moreButton = make("button", { type: "button", className: "more", hidden: true }, { part: "more" });
+    this.moreButton.addEventListener("mousedown", (e) => e.preventDefault());
+    this.moreButton.addEventListener("click", () => {
+      this.#pages += this.#number("limit", 8) || 8;
+      this.#search();
+    });
     root.append(make("style", { textContent: STYLE }), this.box);
 
     this.input.addEventListener("input", () => {
       clearTimeout(this.#timer);
+      this.#pages = 0;
       this.#timer = setTimeout(() => this.#search(), Number(this.getAttribute("debounce") ?? 120));
     });
     this.input.addEventListener("keydown", (e) => this.#key(e));
@@ -174,11 +198,11 @@ export class CairnSearch extends HTMLElement {
       title.style.cssText = "position:absolute;inline-size:1px;block-size:1px;overflow:hidden;clip-path:inset(50%);margin:0";
       this.dialogTitle = title;
       this.field.append(this.closeButton);
-      this.dialog.replaceChildren(title, this.field, this.status, this.list);
+      this.dialog.replaceChildren(title, this.field, this.status, this.filterPane, this.list, this.moreButton);
       this.box.replaceChildren(this.trigger, this.dialog);
     } else {
       if (this.dialog.open) this.dialog.close();
-      this.box.replaceChildren(this.field, this.status, this.list);
+      this.box.replaceChildren(this.field, this.status, this.filterPane, this.list, this.moreButton);
     }
     this.#localize();
   }
@@ -212,6 +236,8 @@ export class CairnSearch extends HTMLElement {
     this.list.setAttribute("aria-label", this.t("results"));
     this.triggerLabel.textContent = this.t("trigger");
     this.closeButton.textContent = this.t("close");
+    this.filterLegend.textContent = this.t("filters");
+    this.moreButton.textContent = this.t("more");
     if (this.dialogTitle) this.dialogTitle.textContent = this.t("dialog");
     if (this.#status) this.#say(...this.#status);
     for (const { li, hit } of this.#options) {
@@ -265,32 +291,101 @@ export class CairnSearch extends HTMLElement {
     this.status.textContent = text;
   }
 
+  /** Searches what the input says (the same query again, with more pages or the model in,
+   * keeps the reader's place). */
   async #search() {
     const query = this.input.value.trim();
     const ticket = ++this.#query;
-    if (!query || !this.#cairn) return this.#render([]);
+    if (!query || !this.#cairn) {
+      this.#facets(null);
+      this.moreButton.hidden = true;
+      return this.#render([]);
+    }
     try {
       // As you type: the last word completes (a trailing space says it is finished) and typos
-      // are forgiven. Enough chunks are asked for to fill `limit` pages with their sections.
+      // are forgiven. Enough chunks are asked for to fill the pages with their sections.
       const typed = this.input.value.trimStart();
-      const pages = this.#number("limit", 8);
-      const options = { limit: Math.min(60, pages * (this.#number("sections", 3) + 1)), highlight: true, snippetLength: 160, prefix: true, fuzzy: true };
-      const hits = await this.#cairn.search(typed, options);
+      this.#pages ||= this.#number("limit", 8) || 8;
+      const filter = this.#filter();
+      const fields = this.#fields();
+      const options = { limit: Math.min(60 * Math.ceil(this.#pages / 8), this.#pages * (this.#number("sections", 3) + 1)), highlight: true, snippetLength: 160, prefix: true, fuzzy: true, ...(filter ? { filter } : {}) };
+      // The filter pane's counts, and how many pages there are, from the same query: a field's
+      // values are counted under the other fields' filters only, so that its other values can
+      // still be added (any of).
+      const count = (facets, filter) => this.#cairn.searchDocuments(typed, { prefix: true, fuzzy: true, limit: 1, facets, ...(filter ? { filter } : {}) });
+      const checked = fields.filter((f) => this.#checked.get(f)?.size);
+      const [hits, documents, ...own] = await Promise.all([
+        this.#cairn.search(typed, options),
+        fields.length ? count(fields, filter) : null,
+        ...checked.map((field) => count([field], this.#filter(field))),
+      ]);
+      checked.forEach((field, i) => (documents.facets[field] = own[i].facets[field] ?? {}));
       if (ticket !== this.#query) return; // a newer query has been asked
-      // The same query again (the model came in): better results, the reader's place kept.
+      // The same query again (the model came in, more pages, a filter): the reader's place kept.
       const again = typed === this.#shown;
       this.#shown = typed;
       const groups = this.#group(hits);
       this.#render(groups, again);
+      this.#facets(documents?.facets ?? null);
+      this.moreButton.hidden = groups.length < this.#pages || (documents !== null && documents.total <= groups.length);
       const encoder = hits.find((h) => h.signals.semantic)?.signals.semantic.encoder;
       if (encoder) this.dataset.encoder = encoder;
       const loading = this.#cairn.info.hasVectors && this.getAttribute("model") && !this.#cairn.modelReady;
       const note = !loading ? undefined : encoder === "static" ? "quickNote" : "keywordNote";
-      if (groups.length) this.#say("count", { n: groups.length, note });
+      if (groups.length) this.#say("count", { n: documents?.total ?? groups.length, note });
       else this.#say("none", { query });
     } catch (e) {
       this.#say("failed", { error: e.message });
     }
+  }
+
+  /** The metadata fields the filter pane offers (`filters="tags,section"`). */
+  #fields() {
+    return (this.getAttribute("filters") ?? "").split(",").map((f) => f.trim()).filter(Boolean);
+  }
+
+  /** The checked values as a search filter (any of a field's, and every field), but those of
+   * the field `except`. */
+  #filter(except) {
+    const filter = {};
+    for (const [field, values] of this.#checked) if (values.size && field !== except) filter[field] = [...values];
+    return Object.keys(filter).length ? filter : null;
+  }
+
+  /** The filter pane for `facets` (field → value → documents): a checkbox a value, the checked
+   * ones kept even when the results have none; hidden without facets. */
+  #facets(facets) {
+    const fields = this.#fields();
+    if (!facets || !fields.length) {
+      this.filterPane.hidden = true;
+      return;
+    }
+    const focused = this.shadowRoot.activeElement?.dataset?.key;
+    const sets = fields.map((field) => {
+      const counts = new Map(Object.entries(facets[field] ?? {}));
+      for (const value of this.#checked.get(field) ?? []) if (!counts.has(value)) counts.set(value, 0);
+      if (!counts.size) return null;
+      const set = make("fieldset", {}, { part: "filter" });
+      set.append(make("legend", { textContent: field }));
+      for (const [value, n] of [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))) {
+        const box = make("input", { type: "checkbox", checked: this.#checked.get(field)?.has(value) ?? false });
+        box.dataset.key = `${field}\u0000${value}`;
+        box.addEventListener("change", () => {
+          const values = this.#checked.get(field) ?? new Set();
+          box.checked ? values.add(value) : values.delete(value);
+          this.#checked.set(field, values);
+          this.#pages = 0;
+          this.#search();
+        });
+        const label = make("label");
+        label.append(box, document.createTextNode(value), make("span", { className: "n", textContent: `(${n.toLocaleString(this.#code)})` }));
+        set.append(label);
+      }
+      return set;
+    });
+    this.filterPane.replaceChildren(this.filterLegend, ...sets.filter(Boolean));
+    this.filterPane.hidden = this.filterPane.childElementCount < 2;
+    if (focused) [...this.filterPane.querySelectorAll("input")].find((b) => b.dataset.key === focused)?.focus();
   }
 
   #number(name, fallback) {
@@ -301,7 +396,7 @@ export class CairnSearch extends HTMLElement {
   /** Chunk hits as pages, best first: each the page's best hit and its next best sections
    * (distinct URLs), at most `limit` pages of `sections` sections. */
   #group(hits) {
-    const limit = this.#number("limit", 8) || 8;
+    const limit = this.#pages || this.#number("limit", 8) || 8;
     const sections = this.#number("sections", 3);
     const pages = new Map();
     for (const hit of hits) {
@@ -389,6 +484,8 @@ export class CairnSearch extends HTMLElement {
       else {
         this.input.value = "";
         this.#render([]);
+        this.#facets(null);
+        this.moreButton.hidden = true;
         this.#say(null);
       }
     } else return;
@@ -423,7 +520,7 @@ export class CairnSearch extends HTMLElement {
   /** Tab and Shift+Tab stay in the open dialog. */
   #trap(e) {
     if (e.key !== "Tab") return;
-    const stops = [this.input, this.closeButton];
+    const stops = [this.input, this.closeButton, ...this.filterPane.querySelectorAll("input"), ...(this.moreButton.hidden ? [] : [this.moreButton])];
     const at = stops.indexOf(this.shadowRoot.activeElement);
     e.preventDefault();
     stops[(at + (e.shiftKey ? -1 : 1) + stops.length) % stops.length].focus();

@@ -26,6 +26,8 @@ export const STRINGS = {
     meaningTitle: "Found by meaning: no query word is in this passage",
     page: "p. {n}",
     pages: "pp. {from}–{to}",
+    filters: "Filter results",
+    more: "More results",
   },
   de: {
     placeholder: "Suchen…",
@@ -49,6 +51,8 @@ export const STRINGS = {
     meaningTitle: "Nach Bedeutung gefunden: Kein Suchwort steht in diesem Abschnitt",
     page: "S. {n}",
     pages: "S. {from}–{to}",
+    filters: "Ergebnisse filtern",
+    more: "Weitere Ergebnisse",
   },
   fr: {
     placeholder: "Rechercher…",
@@ -72,6 +76,8 @@ export const STRINGS = {
     meaningTitle: "Trouvé par le sens\u202f: aucun mot de la recherche ne figure dans ce passage",
     page: "p.\u00a0{n}",
     pages: "p.\u00a0{from}–{to}",
+    filters: "Filtrer les résultats",
+    more: "Plus de résultats",
   },
   es: {
     placeholder: "Buscar…",
@@ -95,6 +101,8 @@ export const STRINGS = {
     meaningTitle: "Encontrado por el significado: ninguna palabra de la búsqueda aparece en este pasaje",
     page: "pág.\u00a0{n}",
     pages: "págs.\u00a0{from}–{to}",
+    filters: "Filtrar resultados",
+    more: "Más resultados",
   },
   pt: {
     placeholder: "Pesquisar…",
@@ -118,6 +126,8 @@ export const STRINGS = {
     meaningTitle: "Encontrado pelo significado: nenhuma palavra da pesquisa está neste trecho",
     page: "p.\u00a0{n}",
     pages: "pp.\u00a0{from}–{to}",
+    filters: "Filtrar resultados",
+    more: "Mais resultados",
   },
   ja: {
     placeholder: "検索…",
@@ -141,6 +151,8 @@ export const STRINGS = {
     meaningTitle: "意味で見つかりました:この箇所に検索語は含まれていません",
     page: "{n} ページ",
     pages: "{from}–{to} ページ",
+    filters: "結果を絞り込む",
+    more: "さらに表示",
   },
   zh: {
     placeholder: "搜索…",
@@ -164,6 +176,8 @@ export const STRINGS = {
     meaningTitle: "按语义找到:此段落不含任何搜索词",
     page: "第 {n} 页",
     pages: "第 {from}–{to} 页",
+    filters: "筛选结果",
+    more: "更多结果",
   },
   ar: {
     placeholder: "ابحث…",
@@ -187,6 +201,8 @@ export const STRINGS = {
     meaningTitle: "عُثر عليه بالمعنى: لا ترد في هذا المقطع أي كلمة من كلمات البحث",
     page: "ص. {n}",
     pages: "ص. {from}–{to}",
+    filters: "تصفية النتائج",
+    more: "مزيد من النتائج",
   },
   he: {
     placeholder: "חיפוש…",
@@ -210,6 +226,8 @@ export const STRINGS = {
     meaningTitle: "נמצא לפי משמעות: אף מילה מהחיפוש אינה מופיעה בקטע הזה",
     page: "עמ׳ {n}",
     pages: "עמ׳ {from}–{to}",
+    filters: "סינון תוצאות",
+    more: "תוצאות נוספות",
   },
 };
 

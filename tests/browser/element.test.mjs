@@ -4,14 +4,30 @@
 // violation, on the demo's index (www/index, lexical only: no model is given).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "../../scripts/serve.mjs";
-import { launchChromium, root } from "../node/helpers.mjs";
+import { buildIndex, launchChromium, root } from "../node/helpers.mjs";
 
 let server, browser, base;
 
+// 40 notes on stones, each in a section and with tags: four pages of ten, for the filter pane
+// and "More results".
+const SECTIONS = ["guide", "api", "blog", "faq"];
+const notes = Array.from({ length: 40 }, (_, i) => ({
+  id: `n${i}`,
+  title: `${SECTIONS[i % 4]} note ${i}`,
+  text: `Stones stacked into a cairn mark the trail, note ${i}.`,
+  url: `/notes/${i}`,
+  metadata: { section: SECTIONS[i % 4], tags: i % 2 ? [i < 20 ? "early" : "late", "trail"] : [i < 20 ? "early" : "late"] },
+}));
+
 before(async () => {
-  server = await serve(0);
+  const records = mkdtempSync(join(tmpdir(), "cairn-notes-"));
+  writeFileSync(join(records, "notes.jsonl"), notes.map((n) => JSON.stringify(n)).join("\n") + "\n");
+  const notesIndex = buildIndex([join(records, "notes.jsonl")], ["--no-embed", "--layout", "single"]);
+  server = await serve(0, [["/notes-index/", notesIndex]]);
   base = `http://127.0.0.1:${server.address().port}`;
   browser = await launchChromium();
 });
@@ -207,6 +223,59 @@ test("the modal opens with Ctrl+K and ⌘K, traps focus, and Escape closes it an
   assert.equal(await isOpen(page), false);
   assert.equal(await focused(page), "trigger");
   assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a filter pane counts the results by field, narrows them (any of a field's values, every field), and More results shows the next pages", async () => {
+  const { context, page, errors } = await openPage(`<cairn-search index="/notes-index/index.cairn" filters="section,tags" limit="5" sections="0"></cairn-search>`);
+  const titles = () => page.$$eval("cairn-search li[role=option] .title", (t) => t.map((e) => e.textContent));
+  const pane = () =>
+    page.$$eval("cairn-search .filters fieldset", (sets) =>
+      Object.fromEntries(sets.map((f) => [f.querySelector("legend").textContent, Object.fromEntries([...f.querySelectorAll("label")].map((l) => [l.childNodes[1].textContent, [Number(l.querySelector(".n").textContent.replace(/\D/g, "")), l.querySelector("input").checked]]))])),
+    );
+  const status = () => page.$eval("cairn-search [role=status]", (s) => s.textContent);
+  const more = () => page.$eval("cairn-search .more", (b) => !b.hidden);
+  const settled = (n) => page.waitForFunction((n) => document.querySelector("cairn-search").shadowRoot.querySelectorAll("li[role=option]").length === n, n, { timeout: 30_000 });
+
+  await page.fill("cairn-search input", "cairn stones");
+  await settled(5);
+  assert.deepEqual(await pane(), {
+    section: { api: [10, false], blog: [10, false], faq: [10, false], guide: [10, false] },
+    tags: { early: [20, false], late: [20, false], trail: [20, false] },
+  });
+  assert.match(await status(), /^40 results/);
+  assert.ok(await more(), "no More results button");
+  assert.deepEqual(await axe(page), []);
+  await page.click("cairn-search .more");
+  await settled(10);
+
+  // One value of a field, then another of the same field (any of), then one of another (and).
+  await page.click("cairn-search .filters fieldset:nth-of-type(1) label:has-text('api') input");
+  await settled(5);
+  assert.ok((await titles()).every((t) => t.startsWith("api ")), JSON.stringify(await titles()));
+  assert.match(await status(), /^10 results/);
+  assert.deepEqual((await pane()).tags, { early: [5, false], late: [5, false], trail: [10, false] });
+  await page.click("cairn-search .filters fieldset:nth-of-type(1) label:has-text('faq') input");
+  await page.waitForFunction(() => /^20 results/.test(document.querySelector("cairn-search").shadowRoot.querySelector("[role=status]").textContent), null, { timeout: 30_000 });
+  await page.click("cairn-search .filters fieldset:nth-of-type(2) label:has-text('early') input");
+  await page.waitForFunction(() => /^10 results/.test(document.querySelector("cairn-search").shadowRoot.querySelector("[role=status]").textContent), null, { timeout: 30_000 });
+  const picked = await titles();
+  assert.ok(picked.every((t) => /^(api|faq) note \d+$/.test(t) && Number(t.split(" ")[2]) < 20), JSON.stringify(picked));
+  assert.equal((await pane()).section.api[1], true);
+  // Two pages of five: the second after More results, then none left.
+  await page.click("cairn-search .more");
+  await settled(10);
+  assert.equal(await more(), false);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the filter pane and More results speak the page's language", async () => {
+  const { context, page } = await openPage(`<cairn-search index="/notes-index/index.cairn" filters="section" limit="5"></cairn-search>`, { lang: "de" });
+  await page.fill("cairn-search input", "cairn");
+  await page.waitForSelector("cairn-search .filters fieldset", { timeout: 30_000 });
+  assert.equal(await page.$eval("cairn-search .more", (b) => b.textContent), "Weitere Ergebnisse");
+  assert.equal(await page.$eval("cairn-search .filters > legend", (l) => l.textContent), "Ergebnisse filtern");
   await context.close();
 });
 
