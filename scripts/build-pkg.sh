@@ -42,6 +42,8 @@ npx esbuild js/bin/cairn.mjs --bundle --platform=node --format=esm --target=node
 npx esbuild js/node/indexer.mjs --bundle --platform=node --format=esm --target=node20 --log-level=warning \
   --outfile=pkg/indexer.mjs
 cp js/node/indexer.d.mts pkg/indexer.d.mts
+# The site-generator integrations (`cairn-search/vite`, `cairn-search/astro`), over the Node API.
+cp js/node/site.mjs js/node/vite.mjs js/node/vite.d.mts js/node/astro.mjs js/node/astro.d.mts pkg/
 # Function names serve only stack traces: a tenth of each module.
 node scripts/strip-names.mjs pkg/cli/cairn.wasm pkg/web/cairn_bg.wasm pkg/web-edit/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/web-fragments/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
 cp js/*.js js/*.d.ts pkg/
@@ -73,11 +75,13 @@ cat > pkg/package.json <<JSON
     "./web-fragments": { "types": "./web-fragments/cairn.d.ts", "default": "./web-fragments/cairn.js" },
     "./client": { "types": "./client.d.ts", "default": "./client.js" },
     "./indexer": { "types": "./indexer.d.mts", "default": "./indexer.mjs" },
+    "./vite": { "types": "./vite.d.mts", "default": "./vite.mjs" },
+    "./astro": { "types": "./astro.d.mts", "default": "./astro.mjs" },
     "./element": "./element.js",
     "./worker": "./worker.js",
     "./package.json": "./package.json"
   },
-  "files": ["bin", "cli", "indexer.mjs", "indexer.d.mts", "web", "web-edit", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "mutable.js", "README.md"],
+  "files": ["bin", "cli", "indexer.mjs", "indexer.d.mts", "site.mjs", "vite.mjs", "vite.d.mts", "astro.mjs", "astro.d.mts", "web", "web-edit", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "mutable.js", "README.md"],
   "sideEffects": ["./element.js", "./bundler/*.js"]
 }
 JSON

@@ -24,3 +24,8 @@ export async function build(): Promise<string> {
     throw e;
   }
 }
+
+// The site-generator integrations take the same options, and `out`.
+import cairnVite from "../../pkg/vite.mjs";
+import cairnAstro from "../../pkg/astro.mjs";
+export const integrations = [cairnVite({ noEmbed: true, out: "search" }).name, cairnAstro({ layout: "auto", onProgress: (e) => void e.done }).hooks];
