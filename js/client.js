@@ -25,6 +25,11 @@ export function safeUrl(url, base = globalThis.location?.href) {
   }
 }
 
+/** `url` resolved against the page (the worker, elsewhere, must fetch it), if given. */
+function absolute(url) {
+  return url ? new URL(url, location.href).href : undefined;
+}
+
 /** Options with `rerank.model` as an absolute URL, as the worker (elsewhere) must fetch it. */
 function resolved(options) {
   const model = options?.rerank?.model;
@@ -51,7 +56,7 @@ export class Cairn {
    */
   static async open(options) {
     const cairn = await Cairn.#connect(options);
-    cairn.info = await cairn.#call("open", { indexUrl: cairn.#url(options.index), modelUrl: cairn.#url(options.model), fetchTimeout: options.fetchTimeout });
+    cairn.info = await cairn.#call("open", { indexUrl: absolute(options.index), modelUrl: absolute(options.model), fetchTimeout: options.fetchTimeout });
     return cairn;
   }
 
@@ -68,7 +73,7 @@ export class Cairn {
     const cairn = await Cairn.#connect(options);
     const { store, weightsFile, fetchTimeout } = options;
     cairn.#mutable = true;
-    cairn.info = await cairn.#call("create", { indexUrl: cairn.#url(options.index), modelUrl: cairn.#url(options.model), store, weightsFile, fetchTimeout });
+    cairn.info = await cairn.#call("create", { indexUrl: absolute(options.index), modelUrl: absolute(options.model), store, weightsFile, fetchTimeout });
     return cairn;
   }
 
@@ -103,10 +108,6 @@ export class Cairn {
     return new Error("this index was opened with Cairn.open, which only searches; to add or remove documents, open it with Cairn.create({ index, model })");
   }
 
-  #url(url) {
-    return url ? new URL(url, location.href).href : undefined;
-  }
-
   /** A client whose calls run in a worker, or on this thread (see `open`). */
   static async #connect(options) {
     const cairn = new Cairn();
@@ -136,28 +137,9 @@ export class Cairn {
       cairn.#close = () => worker.terminate();
       cairn.mode = "worker";
     } else {
-      const { answering, openIndex, prepareQuery, prepareRerank, webModules } = await import("./fetch.js");
-      let opened = null;
-      cairn.#call = async (method, ...args) => {
-        if (method === "open" || method === "create") {
-          const { indexUrl, modelUrl, fetchTimeout } = args[0];
-          const result =
-            method === "open"
-              ? await openIndex(webModules, indexUrl, modelUrl, onEvent, { fetchTimeout })
-              : await (await import("./mutable.js")).openMutable(webModules, args[0], onEvent);
-          opened = result.opened;
-          return result.info;
-        }
-        if (method === "fragmentStats") return opened.index.stats ?? opened.rows?.stats ?? null;
-        if (method === "edit") return opened.edit(...args);
-        if (method === "export") return opened.export();
-        return answering(opened, async () => {
-          await prepareRerank(opened, args.at(-1));
-          if (method === "search" || method === "searchDocuments" || method === "buildContext") await prepareQuery(opened, args[0], args[1], method === "search");
-          return opened.index[method](...args);
-        });
-      };
-      cairn.#close = () => opened?.index.free();
+      const methods = (await import("./fetch.js")).methods(onEvent);
+      cairn.#call = async (method, ...args) => methods[method](...args);
+      cairn.#close = methods.close;
       cairn.mode = "main thread";
     }
     return cairn;

@@ -285,6 +285,44 @@ function inBackground(opened, load) {
 }
 
 /**
+ * What the client calls, by name, where the index lives (the worker, or the main thread):
+ * `open` or `create` the index, then search it, edit it (a mutable one) and ask what it has
+ * cost. `emit(event)` hears progress and the model's readiness.
+ */
+export function methods(emit) {
+  let opened = null;
+  // A search with `rerank` first loads the cross-encoder it names (once); while searches run,
+  // the model's download waits (`answering`).
+  const search = (method, statics) => (query, ...rest) =>
+    answering(opened, async () => {
+      const options = rest.at(-1);
+      await prepareRerank(opened, options);
+      if (statics !== null) await prepareQuery(opened, query, options, statics);
+      return opened.index[method](query, ...rest);
+    });
+  return {
+    async open({ indexUrl, modelUrl, fetchTimeout }) {
+      const result = await openIndex(webModules, indexUrl, modelUrl, emit, { fetchTimeout });
+      opened = result.opened;
+      return result.info;
+    },
+    async create(options) {
+      const result = await (await import("./mutable.js")).openMutable(webModules, options, emit);
+      opened = result.opened;
+      return result.info;
+    },
+    edit: (documents, remove, replace) => opened.edit(documents, remove, replace),
+    export: () => opened.export(),
+    search: search("search", true),
+    searchWithVector: search("searchWithVector", null),
+    searchDocuments: search("searchDocuments", false),
+    buildContext: search("buildContext", false),
+    fragmentStats: async () => opened.index.stats ?? opened.rows?.stats ?? null,
+    close: () => opened?.index.free(),
+  };
+}
+
+/**
  * The static tier's rows for a single-file index at `indexUrl`: fetched from the packs in `p/`
  * beside it (by range, through the Cache API: the packs are named by their content), kept in
  * memory by row so that the full module's copy of the index gets them too.

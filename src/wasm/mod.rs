@@ -419,17 +419,7 @@ impl SearchIndex {
         replace: bool,
     ) -> Result<JsValue, JsError> {
         let records = string(&records, "the records")?;
-        if !is_array(&remove) {
-            return Err(js_error(format!(
-                "the ids to remove must be an array of strings, not {}",
-                type_of(&remove)
-            )));
-        }
-        let remove: Vec<String> = remove
-            .unchecked_ref::<Array>()
-            .iter()
-            .map(|id| string(&id, "each id to remove"))
-            .collect::<Result<_, _>>()?;
+        let remove = strings(&remove, "the ids to remove", "each id to remove")?;
         let (edited, report) = self
             .searcher()
             .edit(&records, &remove, replace)
@@ -550,6 +540,21 @@ fn string(value: &JsValue, what: &str) -> Result<String, JsError> {
     value
         .as_string()
         .ok_or_else(|| js_error(format!("{what} must be a string, not {}", type_of(value))))
+}
+
+/// An array of strings: `what` names the array, `each` an item, in messages.
+fn strings(value: &JsValue, what: &str, each: &str) -> Result<Vec<String>, JsError> {
+    if !is_array(value) {
+        return Err(js_error(format!(
+            "{what} must be an array of strings, not {}",
+            type_of(value)
+        )));
+    }
+    value
+        .unchecked_ref::<Array>()
+        .iter()
+        .map(|item| string(&item, each))
+        .collect()
 }
 
 fn byte_array(value: &JsValue, what: &str) -> Result<Vec<u8>, JsError> {

@@ -34,17 +34,7 @@ impl CrossEncoder {
     ) -> Result<JsValue, JsError> {
         use crate::search::CrossEncoder as _;
         let query = string(&query, "the query")?;
-        if !is_array(&texts) {
-            return Err(js_error(format!(
-                "the texts must be an array of strings, not {}",
-                type_of(&texts)
-            )));
-        }
-        let texts: Vec<String> = texts
-            .unchecked_ref::<Array>()
-            .iter()
-            .map(|t| string(&t, "each text"))
-            .collect::<Result<_, _>>()?;
+        let texts = strings(&texts, "the texts", "each text")?;
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         let scores = self.reranker.relevance(&query, &texts).map_err(js_error)?;
         Ok(Float32Array::from(scores.as_slice()).into())
