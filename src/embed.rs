@@ -251,6 +251,26 @@ impl Embedder {
         &self.weights_sha256
     }
 
+    /// The identity an index records of this model, loaded from `source`: its weights, config
+    /// and tokenizer, and the browser's copy of the weights (`web`: their SHA-256 and file name,
+    /// as `build::write_web_model` gives them; the same weights when the browser embeds).
+    pub fn identity(
+        &self,
+        source: &ModelFiles,
+        web: (String, &str),
+    ) -> crate::index::vector::ModelIdentity {
+        let (web_sha, web_file) = web;
+        crate::index::vector::ModelIdentity {
+            name: MODEL_NAME.to_string(),
+            dimension: self.dimension() as u32,
+            source_weights_sha256: self.weights_sha256.clone(),
+            web_weights_sha256: web_sha,
+            web_weights_file: web_file.to_string(),
+            config_sha256: sha256_hex(&source.config),
+            tokenizer_sha256: sha256_hex(&source.tokenizer),
+        }
+    }
+
     /// The word rows embedding `text` needs that are not loaded yet (none for a model with its
     /// whole table): each once, by token id.
     pub fn missing_rows(&self, text: &str) -> Result<Vec<RowRequest>> {

@@ -14,7 +14,7 @@ use crate::chunk::{ChunkLimit, TokenLimit};
 use crate::embed::{Embedder, ModelFiles};
 use crate::error::{Error, Result};
 use crate::index::lexical::LexicalIndex;
-use crate::index::vector::{GraphSettings, ModelIdentity, Precision, VectorIndex};
+use crate::index::vector::{GraphSettings, Precision, VectorIndex};
 use crate::index::{DocLink, Index, IndexSettings};
 use crate::ingest::{self, IngestOptions, SourceDocument};
 use crate::store::rows::RowRequest;
@@ -23,8 +23,9 @@ use crate::store::rows::RowRequest;
 #[derive(Debug, Default, Serialize, tsify::Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct EditReport {
-    /// Documents added (a replaced one counts here, not as removed).
+    /// Documents added under new ids.
     pub added: usize,
+    /// Documents replaced by a record of their id (`update`).
     pub replaced: usize,
     pub removed: usize,
     /// Chunks embedded by this edit (the others kept their vectors).
@@ -41,15 +42,8 @@ pub struct EditReport {
 pub fn empty(model: Option<(&Embedder, &ModelFiles, &str)>) -> Index {
     let settings = IndexSettings::default();
     let vectors = model.map(|(embedder, files, weights_file)| {
-        let identity = ModelIdentity {
-            name: crate::embed::MODEL_NAME.to_string(),
-            dimension: embedder.dimension() as u32,
-            source_weights_sha256: embedder.weights_sha256().to_string(),
-            web_weights_sha256: embedder.weights_sha256().to_string(),
-            web_weights_file: weights_file.to_string(),
-            config_sha256: crate::store::pack::sha256_hex(&files.config),
-            tokenizer_sha256: crate::store::pack::sha256_hex(&files.tokenizer),
-        };
+        // The browser's weights are the ones that embed: source and web are the same file.
+        let identity = embedder.identity(files, (embedder.weights_sha256().into(), weights_file));
         VectorIndex::flat(identity, Vec::new(), Precision::default())
     });
     let lexical = LexicalIndex::build(settings.bm25, Vec::new());

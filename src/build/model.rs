@@ -1,5 +1,6 @@
 //! The models of a build: the f32 model the index is embedded with, and the one written beside
-//! the index for the browser (`model/`), its identity, and a split build's copy of it.
+//! the index for the browser (`model/`), and a split build's copy of it. (What the index records
+//! of them is `Embedder::identity`.)
 
 use std::path::Path;
 
@@ -25,25 +26,6 @@ pub fn load_source_model(dir: &Path) -> Result<(Embedder, ModelFiles)> {
     let files = ModelFiles::read_dir(dir)?;
     let embedder = Embedder::load(files.clone())?;
     Ok((embedder, files))
-}
-
-/// The identity an index records of its model: the source model's, and the browser's weights
-/// (`web`: their SHA-256 and file name, as `write_web_model` gives them).
-pub fn model_identity(
-    embedder: &Embedder,
-    source: &ModelFiles,
-    web: (String, &str),
-) -> vector::ModelIdentity {
-    let (web_sha, web_file) = web;
-    vector::ModelIdentity {
-        name: embed::MODEL_NAME.to_string(),
-        dimension: embedder.dimension() as u32,
-        source_weights_sha256: embedder.weights_sha256().to_string(),
-        web_weights_sha256: web_sha,
-        web_weights_file: web_file.to_string(),
-        config_sha256: crate::store::pack::sha256_hex(&source.config),
-        tokenizer_sha256: crate::store::pack::sha256_hex(&source.tokenizer),
-    }
 }
 
 /// Writes the model a browser downloads (weights, tokenizer, config, and the 8-bit model's word

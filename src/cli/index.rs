@@ -7,8 +7,8 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use cairn::build::shard as build_shard;
 use cairn::build::{
-    self, distill_static, embedding_estimate, load_source_model, model_identity, reusable,
-    write_index, write_synced, write_web_model, Layout, Staging, WebWeights, MODEL_DIR, PART_FILE,
+    self, distill_static, embedding_estimate, load_source_model, reusable, write_index,
+    write_synced, write_web_model, Layout, Staging, WebWeights, MODEL_DIR, PART_FILE,
 };
 use cairn::chunk::{ChunkLimit, TokenLimit};
 use cairn::index::{format, vector, IndexSettings};
@@ -163,7 +163,7 @@ pub(super) fn index(args: IndexArgs) -> Result<()> {
         None => None,
         Some((embedder, source)) => {
             let web = write_web_model(source, &staging.path.join(MODEL_DIR), args.web_weights)?;
-            let identity = model_identity(embedder, source, web);
+            let identity = embedder.identity(source, web);
             // A shard embeds its whole share; only a full build reads the previous index.
             if args.shard.is_none() {
                 (previous, previous_texts) = reusable(&args.out, &identity);
