@@ -12,16 +12,15 @@
 // only the meaning signal found, empty and loading states. `filters="tags,section"` adds a
 // filter pane: a group of checkboxes a metadata field, its values counted in the results (a
 // field's under the other fields' filters), narrowing them to any of a field's checked values,
-// in every field; "More results" shows the next
-// `limit` pages. Its strings come from js/strings.js
-// in the element's language (its `lang`, its closest ancestor's, <html lang>, else English), or
-// from the `strings` property or attribute (JSON); a right-to-left language lays it out right to
-// left. Styling through CSS custom properties (--cairn-accent, --cairn-mark, --cairn-text,
+// in every field; "More results" shows the next `limit` pages. Its strings come from
+// js/strings.js in the element's language (its `lang`, its closest ancestor's, <html lang>, else
+// English), or from the `strings` property or attribute (JSON); a right-to-left language lays
+// it out right to left. Styling through CSS custom properties (--cairn-accent, --cairn-mark, --cairn-text,
 // --cairn-muted, --cairn-background, --cairn-border, --cairn-radius, --cairn-font,
 // --cairn-selected, --cairn-dialog-width, --cairn-backdrop, --cairn-shadow) and ::part (input,
-// status, list, group, result, sub-result, trigger, dialog, close, filters, more). Indexed text is only ever
-// inserted as text nodes, and a result's URL is followed only when it is http(s) or relative
-// (see safeUrl).
+// status, list, group, result, sub-result, trigger, dialog, close, filters, filter, more).
+// Indexed text is only ever inserted as text nodes, and a result's URL is followed only when it
+// is http(s) or relative (see safeUrl).
 import { Cairn, safeUrl } from "./client.js";
 import { STRINGS, RTL } from "./strings.js";
 

@@ -1,11 +1,11 @@
 // The mutable index: documents added, replaced and removed in the page, as MiniSearch and
 // Orama take them, searchable at once. The edit module's SearchIndex (pkg/web-edit: the full
-// module with the build path) does the work (its `edit`
-// builds as `cairn index` builds JSONL records, embedding only new chunks with the model of the
-// model folder given); this file fetches the model and its word rows, turns documents into
-// records, runs one edit at a time, and keeps the index in the browser's storage (the Origin
-// Private File System, else IndexedDB) when a `store` name is given, saved after every edit so
-// that a reload finds it as it was left. Shared by the worker and the main-thread fallback.
+// module with the build path) does the work: its `edit` builds as `cairn index` builds JSONL
+// records, embedding only new chunks with the model of the model folder given. This file
+// fetches the model and its word rows, turns documents into records, runs one edit at a time,
+// and keeps the index in the browser's storage (the Origin Private File System, else IndexedDB)
+// when a `store` name is given, saved after every edit so that a reload finds it as it was left.
+// Shared by the worker and the main-thread fallback.
 import { attachModel, fetchWithProgress, modelRows } from "./fetch.js";
 
 /** The weights file of a model folder `cairn index` wrote (its 8-bit model). */
@@ -52,7 +52,11 @@ export async function openMutable(modules, { indexUrl, modelUrl, store, weightsF
           if (need.length) await rows(need);
         }
         const report = index.edit(jsonl, ids(remove), replace);
-        if (store) await storage.write(store, index.toBytes());
+        if (store) {
+          await storage.write(store, index.toBytes()).catch((e) => {
+            throw new Error(`the edit is made and searchable, but the index could not be saved under "${store}" (${e?.message ?? e}); the next edit saves it whole again`);
+          });
+        }
         return report;
       });
       queue = run.catch(() => {});
