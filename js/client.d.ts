@@ -58,6 +58,8 @@ export declare class Cairn {
   static open(options: OpenOptions): Promise<Cairn>;
   /** A mutable index: add, update and remove documents in the page, searchable at once. */
   static create(options?: CreateOptions): Promise<Cairn>;
+  /** Removes the mutable index kept under `store` in this origin's storage. */
+  static forget(store: string): Promise<void>;
   /** Adds documents; an id already in the index is an error (use `update`). */
   add(documents: IndexDocument[]): Promise<EditReport>;
   /** Adds documents, each replacing the one of its id if there is one. */

@@ -77,6 +77,11 @@ export class Cairn {
     return cairn;
   }
 
+  /** Removes the mutable index kept under `store` in this origin's storage (see `create`). */
+  static async forget(store) {
+    await (await import("./mutable.js")).storage.remove(store);
+  }
+
   /** Adds documents ({ id, title, text, url?, metadata?, created?, updated?, author? }); an id already in the index is an error (see `update`). */
   add(documents) {
     return this.#edit(documents, [], false);

@@ -22,9 +22,18 @@ export async function openMutable(modules, { indexUrl, modelUrl, store, weightsF
     throw new Error(`store must be a name of 1 to 100 letters, digits, '.', '-' or '_', not ${JSON.stringify(store)}`);
   }
   const { SearchIndex } = await modules.edit();
-  let bytes = store ? await storage.read(store) : null;
-  if (!bytes && indexUrl) bytes = (await fetchWithProgress(indexUrl, null, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }))).bytes;
-  let index = bytes ? SearchIndex.fromBytes(bytes) : null;
+  let index = null;
+  const kept = store ? await storage.read(store) : null;
+  if (kept) {
+    try {
+      index = SearchIndex.fromBytes(kept);
+    } catch (e) {
+      // A damaged copy must not keep the store unusable for good: say how to drop it.
+      throw new Error(`the index kept under "${store}" cannot be read (${e?.message ?? e}); Cairn.forget("${store}") removes it, and the next create starts anew`);
+    }
+  } else if (indexUrl) {
+    index = SearchIndex.fromBytes((await fetchWithProgress(indexUrl, null, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }))).bytes);
+  }
   const weights = index?.modelWeightsFile ?? weightsFile ?? WEIGHTS;
   let rows = null;
   if (modelUrl && (!index || index.hasVectors)) {
@@ -105,6 +114,15 @@ export const storage = {
       if (e?.name !== "NotFoundError" && !(e instanceof NoOpfs)) throw e;
     }
     return idb("readonly", (s) => s.get(name)).then((bytes) => bytes ?? null);
+  },
+  /** Removes what is kept under `name`, wherever it is (nothing there is not an error). */
+  async remove(name) {
+    try {
+      await (await opfs()).removeEntry(`${name}.cairn`);
+    } catch (e) {
+      if (e?.name !== "NotFoundError" && !(e instanceof NoOpfs)) throw e;
+    }
+    if (typeof indexedDB !== "undefined") await idb("readwrite", (s) => s.delete(name));
   },
   async write(name, bytes) {
     let file = null;

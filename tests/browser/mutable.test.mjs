@@ -174,5 +174,21 @@ test("without a worker the same edits give the same hits; a lexical mutable inde
   const again = await page.evaluate(kept, null);
   assert.ok(saved.stored > 0, "nothing in IndexedDB");
   assert.deepEqual(again, { ...saved, count: some.length });
+
+  // A damaged copy in storage is an error that says how to drop it, and Cairn.forget does.
+  await page.reload();
+  const damaged = await page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle("cairn", { create: true });
+    const writable = await (await dir.getFileHandle("broken.cairn", { create: true })).createWritable();
+    await writable.write(new Uint8Array([67, 65, 73, 82, 78, 1, 2, 3]));
+    await writable.close();
+    const { Cairn } = await import("/pkg/client.js");
+    const error = await Cairn.create({ store: "broken", worker: false }).then(() => null, (e) => e.message);
+    await Cairn.forget("broken");
+    const fresh = await Cairn.create({ store: "broken", worker: false });
+    return { error, count: fresh.info.documentCount };
+  });
+  assert.match(damaged.error, /kept under "broken" cannot be read.*Cairn\.forget/);
+  assert.equal(damaged.count, 0);
   await page.close();
 });
