@@ -1,8 +1,10 @@
 // The loader of a fragmented index (`meta.cairn` and packs of fragments under `p/`): it asks the
 // wasm `FragmentedIndex` what a search needs, fetches exactly that, and asks again, so a query
-// costs at most five rounds of requests (terms and centroids; the static rows of its terms,
-// while the model is not in; typo words and vector partitions; expansions and the vector
-// records of its best candidates; its hits' text).
+// costs at most five rounds of requests (terms and centroids, and the vector partitions once
+// the centroids are in and the query's vector is known; the static rows of its terms, while the
+// model is not in; typo words and vector partitions; expansions and the vector records of its
+// best candidates; its hits' text). A round's ranges of one pack that lie close together are
+// joined into fewer requests (`fewer`): over HTTP/1.1 every six requests cost a round trip.
 // Fragments come by HTTP range requests into the packs, adjacent ones joined into one request.
 // Nothing a host sends is taken on trust, since one bad answer must cost one search, not the
 // page: a 206 must say (Content-Range) that it is exactly the range asked, a body is read only
@@ -27,6 +29,11 @@ export const FETCH_TIMEOUT = 30_000;
  * mutable index's batch of documents, never a query's) joins that pack's runs less than
  * `joinGap` bytes apart: a few bytes more, and far fewer requests. */
 const MANY_RUNS = 32;
+/** A browser has at most six requests to a host in flight over HTTP/1.1, so each six more in a
+ * round costs another round trip: while a round has more than ROUND_REQUESTS, the two ranges of
+ * a pack nearest each other are joined, as long as that adds at most SPARE_BYTES to the round. */
+const ROUND_REQUESTS = 6;
+const SPARE_BYTES = 8192;
 /** The most requests a loader has in flight: a browser fails requests past a few thousand. */
 const IN_FLIGHT = 64;
 
@@ -219,9 +226,9 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
     };
     const runs = [];
     for (const of_pack of join(missing, Infinity)) {
-      const adjacent = join(of_pack, 0);
-      runs.push(...(joinGap && adjacent.length > MANY_RUNS ? join(of_pack, joinGap) : adjacent));
+      runs.push(...join(of_pack, joinGap && join(of_pack, 0).length > MANY_RUNS ? joinGap : 0));
     }
+    fewer(runs);
     const fetched = await inTurns(runs, IN_FLIGHT, (run) =>
       fetchRun(run).catch((e) => {
         throw new Error(`cannot fetch ${describe(run)} of ${new URL(run[0].pack, base)}: ${e?.message ?? e}; the index answers other queries, and the next search that needs ${run.length > 1 ? "these" : "it"} asks again`);
@@ -258,6 +265,21 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
     }
     await Promise.all(requests.map((r) => inflight.get(key(r))));
   };
+}
+
+/** Joins the two runs of one pack nearest each other (`runs` in pack and offset order), again
+ * and again, while there are more than ROUND_REQUESTS and the bytes between them come to at
+ * most SPARE_BYTES in all. */
+function fewer(runs) {
+  const gap = (i) => (runs[i][0].pack === runs[i + 1][0].pack ? runs[i + 1][0].offset - (runs[i].at(-1).offset + runs[i].at(-1).length) : Infinity);
+  let spare = SPARE_BYTES;
+  while (runs.length > ROUND_REQUESTS) {
+    let best = -1;
+    for (let i = 0; i + 1 < runs.length; i++) if (gap(i) <= spare && (best < 0 || gap(i) < gap(best))) best = i;
+    if (best < 0) return;
+    spare -= gap(best);
+    runs.splice(best, 2, runs[best].concat(runs[best + 1]));
+  }
 }
 
 /** `fn` of each item, at most `limit` running at once; the results in item order. */

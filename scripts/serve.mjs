@@ -5,6 +5,7 @@
 // for the tests and benchmarks that count what a search costs.
 // Usage: node scripts/serve.mjs [port]   (port 0 picks a free one; the URL is printed)
 import { createServer } from "node:http";
+import { createSecureServer } from "node:http2";
 import { gzipSync } from "node:zlib";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, normalize, resolve, sep } from "node:path";
@@ -26,9 +27,10 @@ const compressible = new Set([".html", ".js", ".mjs", ".css", ".json", ".wasm", 
  * hook: return other bytes to send, or null for a 404), `delay` (ms before each response starts:
  * a round trip) and `rate` (bytes a second through one link that every response shares, sent in
  * 16 KiB slices taken in turn, so two downloads get half each; a client that stops reading
- * stops taking the link, as TCP's flow control does).
+ * stops taking the link, as TCP's flow control does). `tls` ({ key, cert }, PEM): serve HTTP/2
+ * over TLS instead of HTTP/1.1 (a browser then multiplexes every request on one connection).
  */
-export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter = null, delay = 0, rate = 0 } = {}) {
+export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter = null, delay = 0, rate = 0, tls = null } = {}) {
   const log = [];
   let linkFree = 0; // when the link has sent every slice asked for so far
   const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
@@ -51,7 +53,8 @@ export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter
     res.end();
   }
   const mounts = [...extra, ["/pkg/", join(root, "pkg")], ["/source/", root], ["/", join(root, "www")]];
-  const server = createServer(async (req, res) => {
+  const handler = async (req, res) => {
+    const at = performance.now(); // when the request came: rounds of requests are told apart by it
     let path;
     try {
       path = decodeURIComponent(new URL(req.url, "http://x").pathname);
@@ -82,16 +85,17 @@ export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter
         headers["Content-Encoding"] = "gzip";
       }
       headers["Content-Length"] = body.length;
-      log.push({ path, status, bytes: body.length, ...(range ? { range: req.headers.range } : {}) });
+      log.push({ path, status, bytes: body.length, at, ...(range ? { range: req.headers.range } : {}) });
       if (delay) await sleep(delay);
       res.writeHead(status, headers);
       if (rate) await send(res, body);
       else res.end(body);
     } catch {
-      log.push({ path, status: 404, bytes: 9 });
+      log.push({ path, status: 404, bytes: 9, at });
       res.writeHead(404, { "Content-Type": "text/plain" }).end("not found");
     }
-  });
+  };
+  const server = tls ? createSecureServer({ ...tls }, handler) : createServer(handler);
   server.log = log;
   return new Promise((ok) => server.listen(port, "127.0.0.1", () => ok(server)));
 }

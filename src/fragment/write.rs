@@ -550,6 +550,17 @@ pub fn ivf(
         }
         assignment = next;
     }
+    // Partitions numbered so that near ones are neighbours in the packs.
+    let order = locality_order(&centroids, dim);
+    let mut renumber = vec![0u32; k];
+    for (new, &old) in order.iter().enumerate() {
+        renumber[old] = new as u32;
+    }
+    let centroids: Vec<f32> = order
+        .iter()
+        .flat_map(|&j| centroids[j * dim..(j + 1) * dim].to_vec())
+        .collect();
+    let assignment: Vec<u32> = assignment.iter().map(|&j| renumber[j as usize]).collect();
     let mean: Vec<f32> = (0..dim)
         .map(|d| centroids.chunks_exact(dim).map(|c| c[d]).sum::<f32>() / k as f32)
         .collect();
@@ -607,6 +618,42 @@ pub fn ivf(
         });
     }
     (stored, partitions, records)
+}
+
+/// An order of the `centroids` that keeps near ones together: the set split in two at the
+/// median of its spread along the line between two of its most distant members (found by two
+/// sweeps), and each half ordered the same way. The partitions a query probes, its nearest, then
+/// lie in a few runs of adjacent fragments, which a browser fetches in a few range requests.
+fn locality_order(centroids: &[f32], dim: usize) -> Vec<usize> {
+    fn split<'c>(ids: &mut [usize], row: &dyn Fn(usize) -> &'c [f32]) {
+        if ids.len() <= 2 {
+            return;
+        }
+        let farthest = |from: usize, ids: &[usize]| {
+            let mut best = (f32::INFINITY, from);
+            for &i in ids {
+                let s = dot(row(from), row(i));
+                if s < best.0 {
+                    best = (s, i);
+                }
+            }
+            best.1
+        };
+        let a = farthest(ids[0], ids);
+        let b = farthest(a, ids);
+        let axis: Vec<f32> = row(a).iter().zip(row(b)).map(|(x, y)| x - y).collect();
+        let mut keyed: Vec<(f32, usize)> = ids.iter().map(|&i| (dot(row(i), &axis), i)).collect();
+        keyed.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        for (id, (_, i)) in ids.iter_mut().zip(keyed) {
+            *id = i;
+        }
+        let (left, right) = ids.split_at_mut(ids.len() / 2);
+        split(left, row);
+        split(right, row);
+    }
+    let mut ids: Vec<usize> = (0..centroids.len() / dim).collect();
+    split(&mut ids, &|i| &centroids[i * dim..(i + 1) * dim]);
+    ids
 }
 
 /// The binary codes and lengths of each `(vector, base)`'s difference `vector − base`.

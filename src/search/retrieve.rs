@@ -114,6 +114,9 @@ pub(crate) fn retrieve<'s, S: Source + ?Sized>(
     if vector.is_some() || use_static {
         source.want_vectors(&mut need);
     }
+    if let Some(v) = vector {
+        source.want_nearest(v, options, &mut need);
+    }
     for field in filter.iter().flat_map(|f| f.fields()) {
         source.want_field(field, &mut need);
     }

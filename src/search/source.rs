@@ -180,6 +180,9 @@ pub trait Source {
 
     /// What a vector search needs before it knows the query.
     fn want_vectors(&self, _need: &mut Need) {}
+    /// What a vector search for `query` will read first, as far as the source can tell before
+    /// the filter's fields are in (so it comes in the round that fetches the query's terms).
+    fn want_nearest(&self, _query: &[f32], _options: &SearchOptions, _need: &mut Need) {}
     /// The chunks nearest `query` among those `mask` allows, best first, the pool
     /// (`search::pool`) of them; what it still needs goes into `need` (and the answer is then
     /// incomplete, to be asked for again).

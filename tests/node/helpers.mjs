@@ -34,10 +34,10 @@ export function cosine(a, b) {
 }
 
 /** Debian's Chromium, headless, with the flags this machine's closed network and root need. */
-export async function launchChromium() {
+export async function launchChromium(extraArgs = []) {
   const { chromium } = await import("playwright-core");
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", ...extraArgs],
   });
 }

@@ -24,6 +24,9 @@ use super::Fragmented;
 /// top 10 as 100 did on real embeddings, for 20 kB less (`docs/benchmarks.md`). The rest of the
 /// pool keeps its code estimates.
 const RESCORE_PER_HIT: usize = 5;
+/// At most this many by default, or `limit` if more: a search box that asks for 32 hits to group
+/// them by page would otherwise fetch 160 records (a request each, mostly) for its lower pages.
+const RESCORE_MOST: usize = 50;
 
 impl Fragmented {
     /// The lexical index of the query's terms and of the words of `word_shards`, with the
@@ -195,6 +198,7 @@ impl Fragmented {
             .map_or(
                 RESCORE_PER_HIT
                     .saturating_mul(options.limit as usize)
+                    .min(RESCORE_MOST.max(options.limit as usize))
                     .min(pool),
                 |r| r as usize,
             )
@@ -331,6 +335,14 @@ impl Source for Fragmented {
     fn want_vectors(&self, need: &mut Need) {
         if self.centroids.is_none() {
             need.fragments.push(self.meta.centroids_fragment());
+        }
+    }
+    fn want_nearest(&self, query: &[f32], options: &SearchOptions, need: &mut Need) {
+        if self.centroids.is_some() {
+            if let Ok(probes) = self.probes(query, &CodeQuery::new(query), options) {
+                need.fragments
+                    .extend(probes.into_iter().filter(|p| !self.partitions.contains_key(p)));
+            }
         }
     }
     /// The partitions whose centroids are nearest the query, their binary codes scanned, and the
