@@ -125,9 +125,9 @@ async function get(url, range, timeout, stats, limitOf) {
  * to `add(request, bytes)` and, once that accepted them, stores them in the cache. `key(r)`
  * names a request, `cacheKey(r)` its cache entry, `describe(run)` a run of them in errors.
  * `stats` counts requests and bytes. `timeout`: how long a request may take (ms). `joinGap`: see
- * MANY_RUNS.
+ * MANY_RUNS. `joinClose`: a round's close ranges joined into fewer requests (`fewer`).
  */
-export function packLoader({ base, cache, stats, key, cacheKey, add, describe, timeout = FETCH_TIMEOUT, joinGap = 0 }) {
+export function packLoader({ base, cache, stats, key, cacheKey, add, describe, timeout = FETCH_TIMEOUT, joinGap = 0, joinClose = false }) {
   if (!(timeout > 0 && timeout <= 2 ** 31 - 1)) throw new Error(`the fetch timeout must be a number of milliseconds from 1 to 2147483647, not ${timeout}`);
   let ranges; // undefined until the host shows whether it honours Range: a 206, or a whole pack that checks
   const packs = new Map(); // pack name → Promise<Uint8Array> of a whole pack (resolved only once checked)
@@ -228,7 +228,7 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
     for (const of_pack of join(missing, Infinity)) {
       runs.push(...join(of_pack, joinGap && join(of_pack, 0).length > MANY_RUNS ? joinGap : 0));
     }
-    fewer(runs);
+    if (joinClose) fewer(runs);
     const fetched = await inTurns(runs, IN_FLIGHT, (run) =>
       fetchRun(run).catch((e) => {
         throw new Error(`cannot fetch ${describe(run)} of ${new URL(run[0].pack, base)}: ${e?.message ?? e}; the index answers other queries, and the next search that needs ${run.length > 1 ? "these" : "it"} asks again`);
@@ -317,6 +317,7 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score, 
     cache,
     stats,
     timeout,
+    joinClose: true,
     key: (r) => (r.row !== undefined ? `row/${r.row}` : r.record === undefined ? `${r.fragment}` : `${r.fragment}/${r.record}`),
     cacheKey: (r) => new URL(r.row !== undefined ? `${r.pack}?row=${r.row}` : `${r.pack}?fragment=${r.fragment}${r.record === undefined ? "" : `&record=${r.record}`}`, base).href,
     describe: (run) => {
