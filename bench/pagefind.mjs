@@ -22,7 +22,7 @@
 // Needs `scripts/build-pkg.sh`, `pagefind` from npm (bench/README: `npm install pagefind@1`
 // somewhere; PAGEFIND names its binary) and an index of each.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { serve } from "../scripts/serve.mjs";
@@ -45,12 +45,15 @@ const queries = readFileSync(queriesFile, "utf8")
 
 const entry = existsSync(join(site, "search/meta.cairn")) ? "meta.cairn" : "index.cairn";
 let tls = null;
+const made = []; // the folders this run makes, removed at its end
 if (http2) {
   const dir = mkdtempSync(join(tmpdir(), "cairn-tls-"));
+  made.push(dir);
   execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${dir}/key.pem`, "-out", `${dir}/cert.pem`, "-days", "1", "-subj", "/CN=localhost"], { stdio: "ignore" });
   tls = { key: readFileSync(`${dir}/key.pem`), cert: readFileSync(`${dir}/cert.pem`) };
 }
 const blank = mkdtempSync(join(tmpdir(), "cairn-blank-"));
+made.push(blank);
 writeFileSync(join(blank, "blank.html"), "<!doctype html><meta charset=utf-8><title>blank</title>");
 const server = await serve(0, [["/blank/", blank], ["/site/", site]], { gzip: true, delay: rtt, tls });
 const base = `${http2 ? "https" : "http"}://127.0.0.1:${server.address().port}`;
@@ -146,3 +149,4 @@ for (const kind of only) {
 }
 await browser.close();
 server.close();
+for (const dir of made) rmSync(dir, { recursive: true, force: true });
