@@ -12,7 +12,7 @@ export type * from "./web/cairn.js";
 export interface ProgressEvent { what: "index" | "model" | "fragments"; loaded: number; total: number; fromCache?: boolean; requests?: number }
 export interface ModelEvent { ready: boolean; fromCache?: boolean; error?: string }
 export interface OpenOptions {
-  /** URL of index.cairn, or of a fragmented index's meta.cairn. */
+  /** URL of index.cairn, of a fragmented index's meta.cairn, or of the folder `cairn index --out` wrote ("/search/": its meta.cairn, else its index.cairn). */
   index: string;
   /** URL of the index's model/ folder; leave out for lexical search only. */
   model?: string;

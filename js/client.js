@@ -48,7 +48,7 @@ export class Cairn {
   mode;
 
   /**
-   * Opens an index. Options: index (URL of index.cairn), model (URL of its model folder; leave
+   * Opens an index. Options: index (URL of index.cairn or meta.cairn, or of the folder that holds one), model (URL of its model folder; leave
    * out for lexical only), worker (default: true where Worker exists), onProgress({ what,
    * loaded, total, fromCache }, or on a fragmented index after each round of fragments a search
    * fetched { what: "fragments", loaded, total, requests }), onModelReady({ ready, fromCache, error }),

@@ -4,6 +4,7 @@
 // loaded from them, and a cached model that fails to load (a stale or damaged copy) is fetched
 // anew. A body may be at most MAX_BYTES; its Content-Length only reports progress.
 import { isFragmentedMeta, openFragments, packLoader } from "./fragments.js";
+import { stemFor } from "./stem.js";
 
 const CACHE = "cairn-model-v1";
 /** The weights file of a model folder unless the index names another (`model.gguf`, 8-bit). */
@@ -47,7 +48,7 @@ export async function fetchWithProgress(url, cache, onProgress, background = fal
   if (!response) {
     if (background) await noSearch();
     response = await fetch(url, background ? { priority: "low" } : undefined);
-    if (!response.ok) throw new Error(`cannot fetch ${url}: HTTP ${response.status} ${response.statusText}`);
+    if (!response.ok) throw Object.assign(new Error(`cannot fetch ${url}: HTTP ${response.status} ${response.statusText}`), { status: response.status });
   }
   const header = response.headers.get("content-length")?.trim() ?? "";
   const total = /^\d+$/.test(header) ? Number(header) : 0;
@@ -214,7 +215,24 @@ export async function prepareRerank(opened, options) {
 }
 
 /**
- * Opens an index: fetches it (progress as { event: "progress", what: "index" }) and opens it
+ * The index at `url`, and the URL of its file: an index folder's URL (ending in "/", as
+ * "/search/") names its `meta.cairn` (fragments), or its `index.cairn` where there is none.
+ */
+async function fetchIndex(url, onProgress) {
+  if (!new URL(url).pathname.endsWith("/")) return { url, ...(await fetchWithProgress(url, null, onProgress)) };
+  for (const name of ["meta.cairn", "index.cairn"]) {
+    const file = new URL(name, url).href;
+    try {
+      return { url: file, ...(await fetchWithProgress(file, null, onProgress)) };
+    } catch (e) {
+      if (e.status !== 404) throw e;
+    }
+  }
+  throw new Error(`cannot find an index in ${url}: it has neither meta.cairn nor index.cairn (HTTP 404); give the folder \`cairn index --out\` wrote, or its file`);
+}
+
+/**
+ * Opens an index (a file's URL, or its folder's): fetches it (progress as { event: "progress", what: "index" }) and opens it
  * with the lean core module (`modules.core()`; `webModules` on a page), which answers at once.
  * When the index has vectors and a model URL is given, the full module and the model follow in
  * the background ({ what: "model" } progress, then { event: "model", ready }): the index is
@@ -229,14 +247,21 @@ export async function prepareRerank(opened, options) {
  * `fetchTimeout`: how long a request for fragments or rows may take (ms; 30 s by default).
  */
 export async function openIndex(modules, indexUrl, modelUrl, emit, { fetchTimeout } = {}) {
-  let { bytes } = await fetchWithProgress(indexUrl, null, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }));
+  let bytes;
+  ({ url: indexUrl, bytes } = await fetchIndex(indexUrl, (loaded, total) => emit({ event: "progress", what: "index", loaded, total })));
   if (isFragmentedMeta(bytes)) return openFragmented(modules, indexUrl, bytes, modelUrl, emit, fetchTimeout);
-  const opened = { index: (await modules.core()).SearchIndex.fromBytes(bytes) };
+  const core = await modules.core();
+  const opened = { index: core.SearchIndex.fromBytes(bytes) };
+  await stemFor(core, opened.index);
   let upgrading = null;
   opened.full = () =>
     (upgrading ??= modules.full().then(
-      ({ SearchIndex }) => {
-        const index = SearchIndex.fromBytes(bytes);
+      async (full) => {
+        const index = full.SearchIndex.fromBytes(bytes);
+        await stemFor(full, index).catch((e) => {
+          index.free();
+          throw e;
+        });
         bytes = null;
         opened.index.free();
         opened.index = index;
@@ -426,8 +451,9 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit, timeo
     if (reranker?.model !== model) throw new Error(`the cross-encoder ${JSON.stringify(model)} is not loaded, so rerank cannot run; search through the Cairn client, which loads it`);
     return (await reranker.loading).relevance(query, texts);
   };
+  const lean = await modules.fragments();
   const fragments = await openFragments(
-    (await modules.fragments()).FragmentedIndex,
+    lean.FragmentedIndex,
     metaUrl,
     metaBytes,
     score,
@@ -435,6 +461,10 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit, timeo
     { timeout },
   );
   const { index } = fragments;
+  await stemFor(lean, index).catch((e) => {
+    index.free();
+    throw e;
+  });
   let encoder = null;
   const opened = {
     index: {

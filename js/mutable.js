@@ -6,6 +6,7 @@
 // and keeps the index in the browser's storage (the Origin Private File System, else IndexedDB)
 // when a `store` name is given, saved after every edit so that a reload finds it as it was left.
 // Shared by the worker and the main-thread fallback.
+import { stemFor } from "./stem.js";
 import { attachModel, fetchWithProgress, modelRows } from "./fetch.js";
 
 /** The weights file of a model folder `cairn index` wrote (its 8-bit model). */
@@ -21,7 +22,8 @@ export async function openMutable(modules, { indexUrl, modelUrl, store, weightsF
   if (store !== undefined && !(typeof store === "string" && /^[\w.-]{1,100}$/.test(store))) {
     throw new Error(`store must be a name of 1 to 100 letters, digits, '.', '-' or '_', not ${JSON.stringify(store)}`);
   }
-  const { SearchIndex } = await modules.edit();
+  const edit = await modules.edit();
+  const { SearchIndex } = edit;
   let index = null;
   const kept = store ? await storage.read(store) : null;
   if (kept) {
@@ -48,6 +50,7 @@ export async function openMutable(modules, { indexUrl, modelUrl, store, weightsF
     emit({ event: "model", ready: true, fromCache });
   }
   index ??= SearchIndex.empty();
+  await stemFor(edit, index);
   let queue = Promise.resolve(); // one edit at a time, saved in the order made
   const opened = {
     index,

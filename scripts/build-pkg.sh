@@ -42,14 +42,25 @@ npx esbuild js/bin/cairn.mjs --bundle --platform=node --format=esm --target=node
 npx esbuild js/node/indexer.mjs --bundle --platform=node --format=esm --target=node20 --log-level=warning \
   --outfile=pkg/indexer.mjs
 cp js/node/indexer.d.mts pkg/indexer.d.mts
-# The site-generator integrations (`cairn-search/vite`, `cairn-search/astro`), over the Node API.
-cp js/node/site.mjs js/node/vite.mjs js/node/vite.d.mts js/node/astro.mjs js/node/astro.d.mts pkg/
+# The site-generator integrations (`cairn-search/vite`, `/astro`, `/docusaurus`), over the Node API.
+cp js/node/site.mjs js/node/vite.mjs js/node/vite.d.mts js/node/astro.mjs js/node/astro.d.mts js/node/docusaurus.mjs js/node/docusaurus.d.mts pkg/
+rm -rf pkg/docusaurus-theme && cp -r js/node/docusaurus-theme pkg/
+# The Snowball stemmers of the other languages, one small module each (`stem/`; js/stem.js loads
+# the one an index's language needs), named by the codes of analyze/language.rs's table.
+rm -rf pkg/stem && mkdir -p pkg/stem
+sed -nE 's/^    \("([a-z]+)", "[^"]+", Some\("([a-z]+)"\).*/\1 \2/p' src/analyze/language.rs |
+  while read -r code snowball; do
+    [ "$snowball" = english ] && continue
+    cargo build -q --release --target wasm32-unknown-unknown --manifest-path stem/Cargo.toml \
+      --target-dir target/stem --features "$snowball"
+    cp target/stem/wasm32-unknown-unknown/release/cairn_stem.wasm "pkg/stem/$code.wasm"
+  done
 # Function names serve only stack traces: a tenth of each module.
-node scripts/strip-names.mjs pkg/cli/cairn.wasm pkg/web/cairn_bg.wasm pkg/web-edit/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/web-fragments/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
+node scripts/strip-names.mjs pkg/stem/*.wasm pkg/cli/cairn.wasm pkg/web/cairn_bg.wasm pkg/web-edit/cairn_bg.wasm pkg/web-core/cairn_bg.wasm pkg/web-fragments/cairn_bg.wasm pkg/bundler/cairn_bg.wasm pkg/node/cairn_bg.wasm >/dev/null
 cp js/*.js js/*.d.ts pkg/
 # What a page downloads is minified (esbuild, each file alone: imports and exports stay as they
 # are): 10 kB less gzip than the readable sources in js/. Bundlers and Node minify their own.
-for f in pkg/client.js pkg/worker.js pkg/fetch.js pkg/fragments.js pkg/mutable.js pkg/element.js pkg/strings.js pkg/web/cairn.js pkg/web-edit/cairn.js pkg/web-core/cairn.js pkg/web-fragments/cairn.js; do
+for f in pkg/client.js pkg/worker.js pkg/fetch.js pkg/fragments.js pkg/mutable.js pkg/stem.js pkg/element.js pkg/strings.js pkg/web/cairn.js pkg/web-edit/cairn.js pkg/web-core/cairn.js pkg/web-fragments/cairn.js; do
   npx esbuild "$f" --minify --log-level=warning --outfile="$f" --allow-overwrite
 done
 version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
@@ -77,11 +88,12 @@ cat > pkg/package.json <<JSON
     "./indexer": { "types": "./indexer.d.mts", "default": "./indexer.mjs" },
     "./vite": { "types": "./vite.d.mts", "default": "./vite.mjs" },
     "./astro": { "types": "./astro.d.mts", "default": "./astro.mjs" },
+    "./docusaurus": { "types": "./docusaurus.d.mts", "default": "./docusaurus.mjs" },
     "./element": "./element.js",
     "./worker": "./worker.js",
     "./package.json": "./package.json"
   },
-  "files": ["bin", "cli", "indexer.mjs", "indexer.d.mts", "site.mjs", "vite.mjs", "vite.d.mts", "astro.mjs", "astro.d.mts", "web", "web-edit", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "mutable.js", "README.md"],
+  "files": ["bin", "cli", "indexer.mjs", "indexer.d.mts", "site.mjs", "vite.mjs", "vite.d.mts", "astro.mjs", "astro.d.mts", "docusaurus.mjs", "docusaurus.d.mts", "docusaurus-theme", "web", "web-edit", "web-core", "web-fragments", "bundler", "node", "client.js", "client.d.ts", "element.js", "strings.js", "worker.js", "fetch.js", "fragments.js", "mutable.js", "stem.js", "stem", "README.md"],
   "sideEffects": ["./element.js", "./bundler/*.js"]
 }
 JSON

@@ -1,22 +1,31 @@
 //! Text analysis: turns text into index terms that remember where they came from.
 //!
-//! Words are found by Unicode word segmentation (UAX #29), then lower-cased, stripped of
-//! diacritics (canonical decomposition, combining marks removed), filtered against the Snowball English stop list
-//! (and, as in most BM25 tokenizers, single ASCII letters and digits) and stemmed with the
-//! Snowball 3 English stemmer (Pagefind's `pagefind_stem`). Every token keeps the byte range of the word
-//! in the original text, so matches can be highlighted exactly where they occur.
+//! Words are found by Unicode word segmentation (UAX #29: Chinese and Japanese ideographs come out
+//! one a word), then lower-cased, stripped of diacritics (canonical decomposition, combining marks
+//! removed), filtered against the language's stop list (and, as in most BM25 tokenizers, single
+//! ASCII letters and digits) and stemmed with the language's Snowball stemmer (Pagefind's
+//! `pagefind_stem`; English is Snowball 3). `language` owns which languages have which. Every
+//! token keeps the byte range of the word in the original text, so matches can be highlighted
+//! exactly where they occur.
 
-use pagefind_stem::{Algorithm, Stemmer};
+use pagefind_stem::Stemmer;
 use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
 mod fold;
+pub mod language;
+pub use language::{Language, LANGUAGES};
 
 /// How text is analyzed; stored in the index so queries are analyzed the same way.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnalyzerSettings {
     pub stemming: bool,
     pub stop_words: bool,
+    /// The language the text is analyzed as: a BCP 47 primary subtag ("en", "de", "zh").
+    pub language: String,
+    /// That language's stop words, folded and sorted, when it is not English (whose list every
+    /// build has): the browser's modules read them from the index instead of carrying them all.
+    pub stop_list: Vec<String>,
 }
 
 impl Default for AnalyzerSettings {
@@ -24,7 +33,36 @@ impl Default for AnalyzerSettings {
         AnalyzerSettings {
             stemming: true,
             stop_words: true,
+            language: "en".into(),
+            stop_list: Vec::new(),
         }
+    }
+}
+
+impl AnalyzerSettings {
+    /// The settings for text in `language` (a language tag: "de", "pt-BR"; its primary subtag
+    /// counts): its stemmer and stop words where Snowball and NLTK have them, folding only where
+    /// they do not (Chinese, Japanese, Korean, …). An error for a tag that is not one.
+    #[cfg(not(browser))]
+    pub fn for_language(language: &str) -> Result<Self, String> {
+        let code = language::primary_subtag(language)?;
+        let stop_list = match Language::of(&code).and_then(|l| l.stop_words) {
+            Some(_) if code == "en" => Vec::new(),
+            Some(nltk) => {
+                let fold = Analyzer::new(AnalyzerSettings::default());
+                let mut words: Vec<String> =
+                    stop_words::get(nltk).iter().map(|w| fold.fold(w)).collect();
+                words.sort();
+                words.dedup();
+                words
+            }
+            None => Vec::new(),
+        };
+        Ok(AnalyzerSettings {
+            language: code,
+            stop_list,
+            ..AnalyzerSettings::default()
+        })
     }
 }
 
@@ -38,15 +76,50 @@ pub struct Token {
 
 pub struct Analyzer {
     settings: AnalyzerSettings,
-    stemmer: Stemmer,
+    /// The language's stemmer, when stemming is on and this build has it.
+    stemmer: Option<Stem>,
+    /// The language's elided articles (`language::elisions`), sorted.
+    elisions: &'static [&'static str],
+}
+
+enum Stem {
+    Snowball(Stemmer),
+    /// One the page registered (`language::register_stemmer`), by its language: the browser's
+    /// modules compile English's only and load the others' wasm when an index needs one.
+    #[cfg(browser)]
+    Registered(String),
 }
 
 impl Analyzer {
     pub fn new(settings: AnalyzerSettings) -> Self {
+        let language = Language::of(&settings.language).filter(|_| settings.stemming);
+        let stemmer = language.and_then(|l| match l.stemmer() {
+            Some(algorithm) => Some(Stem::Snowball(Stemmer::create(algorithm))),
+            #[cfg(browser)]
+            None if language::registered(l.code) => Some(Stem::Registered(l.code.into())),
+            None => None,
+        });
+        let elisions = language::elisions(&settings.language);
         Analyzer {
             settings,
-            stemmer: Stemmer::create(Algorithm::English),
+            stemmer,
+            elisions,
         }
+    }
+
+    /// Why this build cannot analyze text as the settings say, if it cannot: the language has a
+    /// stemmer that is not compiled in and was not registered (`registerStemmer`, which the
+    /// client calls with the package's `stem/<language>.wasm`).
+    pub fn unsupported(&self) -> Option<String> {
+        let language = Language::of(&self.settings.language)?;
+        (self.settings.stemming && language.snowball.is_some() && self.stemmer.is_none()).then(|| {
+            format!(
+                "this index is analyzed as {} (`cairn index --language {}`), and its stemmer is not loaded: \
+                 open it with the package's client (Cairn.open or <cairn-search>), which loads stem/{}.wasm, \
+                 or call registerStemmer first",
+                language.name, self.settings.language, self.settings.language
+            )
+        })
     }
 
     pub fn settings(&self) -> &AnalyzerSettings {
@@ -92,14 +165,21 @@ impl Analyzer {
 
     fn for_each_token(&self, text: &str, mut emit: impl FnMut(&str, Token)) {
         for (start, word) in text.unicode_word_indices() {
-            let folded = self.fold(word);
-            if folded.len() == 1 || self.settings.stop_words && is_stop_word(&folded) {
+            let mut folded = self.fold(word);
+            // "l'option" is "option" (the token still spans the whole word).
+            if let Some((article, rest)) = folded.split_once('\'') {
+                if !rest.is_empty() && self.elisions.binary_search(&article).is_ok() {
+                    folded = rest.to_string();
+                }
+            }
+            if folded.len() == 1 || self.settings.stop_words && self.is_stop_word(&folded) {
                 continue;
             }
-            let term = if self.settings.stemming {
-                self.stemmer.stem(&folded).into_owned()
-            } else {
-                folded.clone()
+            let term = match &self.stemmer {
+                Some(Stem::Snowball(stemmer)) => stemmer.stem(&folded).into_owned(),
+                #[cfg(browser)]
+                Some(Stem::Registered(code)) => language::stem_registered(code, &folded),
+                None => folded.clone(),
             };
             if term.is_empty() {
                 continue;
@@ -116,8 +196,15 @@ impl Analyzer {
     }
 }
 
-fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
+impl Analyzer {
+    fn is_stop_word(&self, word: &str) -> bool {
+        if self.settings.language == "en" {
+            STOP_WORDS.binary_search(&word).is_ok()
+        } else {
+            let list = &self.settings.stop_list;
+            list.binary_search_by(|w| w.as_str().cmp(word)).is_ok()
+        }
+    }
 }
 
 /// The Snowball project's English stop list (snowballstem.org/algorithms/english/stop.txt),
@@ -353,6 +440,31 @@ mod tests {
             analyzer().terms("generously generous"),
             vec!["generous", "generous"]
         );
+    }
+
+    #[test]
+    fn other_languages_stem_and_stop_as_their_own() {
+        let german = Analyzer::new(AnalyzerSettings::for_language("de-AT").unwrap());
+        // "für" and "über" are German stop words, found after folding; the plural stems as the singular.
+        assert_eq!(
+            german.terms("Häuser für Kinder über dem Fluss"),
+            german.terms("Haus Kind Fluss")
+        );
+        assert_eq!(german.terms("die und der"), Vec::<String>::new());
+        let french = Analyzer::new(AnalyzerSettings::for_language("fr").unwrap());
+        assert_eq!(
+            french.terms("les chevaux continuaient"),
+            french.terms("cheval continuer")
+        );
+        // Elided articles go ("l’option", typographic apostrophe and all, is "option").
+        assert_eq!(french.terms("l’option d'options"), french.terms("option options"));
+        // English's stop words are not French's: "the" is a word in a French text.
+        assert_eq!(french.terms("the"), vec!["the"]);
+        // Chinese has no stemmer or stop list here: each ideograph is a term, folded only.
+        let chinese = Analyzer::new(AnalyzerSettings::for_language("zh-Hans").unwrap());
+        assert_eq!(chinese.terms("搜索引擎"), vec!["搜", "索", "引", "擎"]);
+        assert!(chinese.unsupported().is_none() && german.unsupported().is_none());
+        assert!(AnalyzerSettings::for_language("Deutsch").is_err());
     }
 
     #[test]

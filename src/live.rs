@@ -170,6 +170,7 @@ pub fn edit(
                 .collect(),
             links: Vec::new(),
             origin: document.id.clone(),
+            language: None,
         });
     }
     sources.extend(added);

@@ -331,3 +331,111 @@ fn eval_reports_metrics_on_a_beir_collection() {
     assert!(ndcg > 0.40 && ndcg <= 1.0, "nDCG@10 {ndcg}");
     assert!(report["recallAt100"].as_f64().unwrap() > 0.9);
 }
+
+#[test]
+fn language_stems_and_stops_as_its_own_in_both_layouts() {
+    let docs = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        (
+            "haus.md",
+            "# Das Haus\n\nEin Haus am Fluss, mit einem Garten für die Kinder.",
+        ),
+        (
+            "bruecke.md",
+            "# Die Brücke\n\nDie alte Brücke führt über den Fluss in die Stadt.",
+        ),
+    ] {
+        std::fs::write(docs.path().join(name), text).unwrap();
+    }
+    let build = |language: &str, layout: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let (docs, out) = (docs.path().to_str().unwrap(), dir.path().to_str().unwrap());
+        ok(&[
+            "index",
+            docs,
+            "--no-embed",
+            "--language",
+            language,
+            "--layout",
+            layout,
+            "--out",
+            out,
+        ]);
+        dir
+    };
+    let ids = |dir: &Path, query: &str| -> Vec<String> {
+        search_json(dir, query, &["--mode", "lexical"])
+            .iter()
+            .map(|h| h["citation"]["docId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for layout in ["single", "fragments"] {
+        let german = build("de-DE", layout);
+        // "Häuser" stems as "Haus"; "für" and "die" are German stop words, so they match nothing.
+        assert_eq!(ids(german.path(), "Häuser"), ["haus.md"], "{layout}");
+        assert!(ids(german.path(), "für die").is_empty(), "{layout}");
+        assert_eq!(ids(german.path(), "Brücken"), ["bruecke.md"], "{layout}");
+        // As English, the plural is another word.
+        let english = build("en", layout);
+        assert!(ids(english.path(), "Häuser").is_empty(), "{layout}");
+    }
+    // Not told, the language is the one the documents say: here `<html lang="de-CH">`, a
+    // front matter `lang` and a JSONL `lang` (and one page in French, which is reported).
+    let said = tempfile::tempdir().unwrap();
+    let page = |lang: &str, title: &str, text: &str| {
+        format!("<!doctype html><html lang=\"{lang}\"><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p></main></body></html>")
+    };
+    std::fs::write(
+        said.path().join("haus.html"),
+        page("de-CH", "Das Haus", "Ein Haus am Fluss."),
+    )
+    .unwrap();
+    std::fs::write(
+        said.path().join("bruecke.md"),
+        "---\nlang: de\n---\n# Die Brücke\n\nDie Brücke über den Fluss.",
+    )
+    .unwrap();
+    std::fs::write(
+        said.path().join("notes.jsonl"),
+        "{\"id\": \"n1\", \"title\": \"Gärten\", \"text\": \"Gärten am Haus\", \"lang\": \"de\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        said.path().join("maison.html"),
+        page("fr", "La maison", "Une maison au bord du fleuve."),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = cairn(&[
+        "index",
+        said.path().to_str().unwrap(),
+        "--no-embed",
+        "--all-files",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let told = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{told}");
+    assert!(
+        told.contains("analyzing as German (de)") && told.contains("1 in fr"),
+        "{told}"
+    );
+    assert_eq!(ids(dir.path(), "Häusern"), ["haus.html", "n1"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = cairn(&[
+        "index",
+        docs.path().to_str().unwrap(),
+        "--no-embed",
+        "--language",
+        "Deutsch",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("--language") && said.contains("not a language tag"),
+        "{said}"
+    );
+}

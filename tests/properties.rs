@@ -108,7 +108,7 @@ proptest! {
         stemming in any::<bool>(),
         stop_words in any::<bool>(),
     ) {
-        let analyzer = Analyzer::new(AnalyzerSettings { stemming, stop_words });
+        let analyzer = Analyzer::new(AnalyzerSettings { stemming, stop_words, ..AnalyzerSettings::default() });
         let terms = analyzer.terms(&query);
         let matches = term_matches(&analyzer, &text, &terms);
         for m in &matches {
@@ -266,6 +266,7 @@ fn sources() -> Vec<SourceDocument> {
                     },
                 ],
                 origin: id.to_string(),
+                language: None,
             },
         )
         .collect()

@@ -99,6 +99,7 @@ pub fn sample_sources() -> Vec<SourceDocument> {
             ],
             links: vec![link("../notes.txt", "the notes"), link("../international.md#café", "international text")],
             origin: "guide/install.md".into(),
+            language: None,
         },
         SourceDocument {
             document: doc(
@@ -115,18 +116,21 @@ pub fn sample_sources() -> Vec<SourceDocument> {
             ],
             links: vec![link("guide/install.md", "install guide")],
             origin: "international.md".into(),
+            language: None,
         },
         SourceDocument {
             document: doc("notes.txt", DocType::Text, "notes", None, None, date("2020-02-02T00:00:00Z", 1_580_601_600)),
             chunks: vec![chunk(0, &[], "Plain notes about search, ranking and BM25 scores.\n\nA second paragraph on embeddings.", 1, 0)],
             links: vec![link("guide/install.md", "install")],
             origin: "notes.txt".into(),
+            language: None,
         },
         SourceDocument {
             document: doc("records.jsonl#r1", DocType::Jsonl, "A record", Some(r#"{"tags":"single","year":"2019-05-01"}"#), None, None),
             chunks: vec![chunk(0, &[], "Records carry their own ids and metadata, like a BEIR corpus.", 1, 0)],
             links: vec![],
             origin: "records.jsonl:1".into(),
+            language: None,
         },
         SourceDocument {
             document: doc("site/index.html", DocType::Html, "Site home", None, date("2024-12-31T00:00:00Z", 1_735_603_200), None),
@@ -137,12 +141,14 @@ pub fn sample_sources() -> Vec<SourceDocument> {
             ],
             links: vec![link("../guide/install.md", "install"), link("../notes.txt", "notes")],
             origin: "site/index.html".into(),
+            language: None,
         },
         SourceDocument {
             document: doc("paper.pdf", DocType::Pdf, "", None, None, None),
             chunks: vec![Chunk { pages: Some((1, 2)), ..chunk(0, &[], "Page one text continues onto page two about ranking.", 1, 0) }],
             links: vec![],
             origin: "paper.pdf".into(),
+            language: None,
         },
     ]
 }

@@ -9,18 +9,19 @@ import { indexSite, serveIndex } from "./site.mjs";
 
 export default function cairn(options = {}) {
   const out = options.out ?? "search";
-  let outDir;
+  let outDir, base;
   return {
     name: "cairn-search",
     hooks: {
       "astro:config:done": ({ config }) => {
         outDir = fileURLToPath(config.outDir);
+        base = config.base.replace(/\/?$/, "/");
       },
       "astro:server:setup": ({ server }) => {
-        server.middlewares.use(serveIndex(join(outDir, out), `/${out}/`));
+        server.middlewares.use(serveIndex(join(outDir, out), `${base}${out}/`));
       },
       "astro:build:done": async ({ dir, logger }) => {
-        await indexSite(fileURLToPath(dir), { ...options, out, log: (line) => logger.info(line) });
+        await indexSite(fileURLToPath(dir), { ...options, out, base, log: (line) => logger.info(line) });
       },
     },
   };

@@ -17,6 +17,8 @@ export interface IndexOptions {
   baseUrl?: string;
   /** The largest chunk, in words. */
   chunkWords?: number;
+  /** The documents' language, a language tag ("en" by default; "de", "fr", "pt-BR", "zh"…): its stemmer and stop words. */
+  language?: string;
   /** In a built site, index every file, not only its pages. */
   allFiles?: boolean;
   /** Globs of files to leave out. */

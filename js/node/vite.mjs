@@ -22,7 +22,7 @@ export default function cairn(options = {}) {
     async closeBundle() {
       // Once a build: the browser's environment (Vite 6+ builds others too), or the only one.
       if (config.command !== "build" || (this.environment && this.environment.name !== "client")) return;
-      await indexSite(resolve(config.root, config.build.outDir), { ...options, out, log: (line) => config.logger.info(line) });
+      await indexSite(resolve(config.root, config.build.outDir), { ...options, out, base: config.base, log: (line) => config.logger.info(line) });
     },
   };
 }

@@ -86,6 +86,9 @@ pub fn build(
     vectors: Option<VectorOptions<'_>>,
     progress: impl Fn(usize, usize) + Sync,
 ) -> Result<Index> {
+    if let Some(why) = crate::analyze::Analyzer::new(settings.analyzer.clone()).unsupported() {
+        return Err(crate::error::Error::InvalidInput(why));
+    }
     let (mut index, texts) = assemble(sources, settings);
     match vectors {
         None => {

@@ -3,11 +3,13 @@
 //! `chunk_embedder`), and, with the model, to the files of an index folder published whole:
 //! the layout chosen by cost (`layout`), the static tier fitted (`distill`), what a rebuild
 //! reuses (`reuse`), the embedding estimate (`estimate`), the browser's model (`model`), crash-safe
-//! publishing (`publish`), and a split build's parts (`shard`) joined by `merge`. In the browser
+//! publishing (`publish`), and a split build's parts (`shard`) joined by `merge`; the language
+//! its documents are analyzed as (`language`). In the browser
 //! (the mutable index, `crate::live`) only the first three: no files, no model to write.
 
 mod chunk_embedder;
 mod indexer;
+mod language;
 #[cfg(not(browser))]
 pub mod shard;
 mod summary;
@@ -29,6 +31,7 @@ mod reuse;
 
 pub use chunk_embedder::{embed_all, ChunkEmbedder};
 pub use indexer::{assemble, build, with_vectors, Previous, VectorOptions};
+pub use language::{choose_language, LanguageChoice};
 
 #[cfg(all(feature = "model", not(browser)))]
 pub use {

@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use cairn::analyze::AnalyzerSettings;
 use cairn::build::shard as build_shard;
 use cairn::build::{
-    self, distill_static, embedding_estimate, load_source_model, reusable, write_index,
-    write_synced, write_web_model, Layout, Staging, WebWeights, MODEL_DIR, PART_FILE,
+    self, choose_language, distill_static, embedding_estimate, load_source_model, reusable,
+    write_index, write_synced, write_web_model, Layout, Staging, WebWeights, MODEL_DIR, PART_FILE,
 };
 use cairn::chunk::{ChunkLimit, TokenLimit};
 use cairn::index::{format, vector, IndexSettings};
@@ -42,6 +43,12 @@ pub(super) struct IndexArgs {
     /// tokens, the title and headings it reads with the chunk included).
     #[arg(long, default_value_t = IndexSettings::default().chunk_words, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     chunk_words: u32,
+    /// The language the documents are written in, as a language tag (en, de, fr, es, pt-BR,
+    /// ru, zh, ...): words are stemmed and stop words dropped as that language's are (Snowball
+    /// stemmers and NLTK stop lists; languages without them are folded only). `auto`: the one
+    /// most documents say (`<html lang>`, front matter or JSONL `lang`), else English.
+    #[arg(long, default_value = "auto")]
+    language: String,
     /// Prefix of each file's URL (its path under the input folder follows; with several input
     /// folders, the folder's name first: std/index.html, book/index.html).
     #[arg(long, default_value = "")]
@@ -112,7 +119,7 @@ pub(super) fn index(args: IndexArgs) -> Result<()> {
         Some(load_source_model(&args.model)?)
     };
 
-    let settings = IndexSettings {
+    let mut settings = IndexSettings {
         chunk_words: args.chunk_words,
         summaries: args.summaries,
         ..IndexSettings::default()
@@ -149,6 +156,7 @@ pub(super) fn index(args: IndexArgs) -> Result<()> {
         );
     }
     let chunk_total: usize = ingested.documents.iter().map(|d| d.chunks.len()).sum();
+    settings.analyzer = analyzer_for(&args.language, &ingested.documents)?;
 
     // Everything is written into a staging folder beside the index and renamed into place at the
     // end, so a failed or killed build leaves the previous index whole.
@@ -275,4 +283,29 @@ fn write_part(
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The analyzer of `--language` for `documents`, saying what was chosen when the documents
+/// chose it or disagree with it.
+fn analyzer_for(told: &str, documents: &[ingest::SourceDocument]) -> Result<AnalyzerSettings> {
+    let choice = choose_language(told, documents).map_err(|e| anyhow!("--language: {e}"))?;
+    let name =
+        cairn::analyze::Language::of(&choice.language).map_or(choice.language.as_str(), |l| l.name);
+    if told == "auto" && choice.language != "en" {
+        eprintln!(
+            "analyzing as {name} ({}), the language the documents say they are in",
+            choice.language
+        );
+    }
+    let others: Vec<String> = choice
+        .others()
+        .map(|(code, n)| format!("{n} in {code}"))
+        .collect();
+    if !others.is_empty() {
+        eprintln!(
+            "warning: some documents say another language ({}); one index holds one language, so they are analyzed as {name} too: index each language's documents on their own with --language to stem them as their own",
+            others.join(", ")
+        );
+    }
+    AnalyzerSettings::for_language(&choice.language).map_err(|e| anyhow!("--language: {e}"))
 }

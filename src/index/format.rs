@@ -56,6 +56,17 @@ pub fn settings_in_range(
     if !(k1.is_finite() && k1 >= 0.0) || !(0.0..=1.0).contains(&b) {
         return Err(format!("BM25 settings are out of range (k1 {k1}, b {b}: k1 must be finite and at least 0, b from 0 to 1)"));
     }
+    let analyzer = &settings.analyzer;
+    if crate::analyze::language::primary_subtag(&analyzer.language)
+        .ok()
+        .as_ref()
+        != Some(&analyzer.language)
+    {
+        return Err("analyzer's language is not a language code".into());
+    }
+    if !analyzer.stop_list.windows(2).all(|w| w[0] < w[1]) {
+        return Err("stop words are not sorted".into());
+    }
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! JSONL records, one document a line: `{"_id" or "id", "title", "text", "url"?, "metadata"?,
-//! "createdAt" or "created" or "date"?, "updatedAt" or "updated"?, "author"?}`, as in a BEIR
+//! "createdAt" or "created" or "date"?, "updatedAt" or "updated"?, "author"?, "lang" or
+//! "language"?}`, as in a BEIR
 //! `corpus.jsonl`. An id is taken exactly as written: a string's text, a number's digits (so
 //! `42` and `"42"` are one id, and `12345678901234567891` is not rounded). A line that is not
 //! such a record, or not UTF-8, or longer than 64 MiB, or nesting deeper than 64 levels, is
@@ -46,6 +47,8 @@ struct Record<'a> {
     #[serde(borrow)]
     updated: Option<&'a RawValue>,
     author: Option<Value>,
+    lang: Option<Value>,
+    language: Option<Value>,
 }
 
 /// The deepest a record may nest, the record itself being level 1: the limit YAML front matter
@@ -139,6 +142,11 @@ pub fn read(file: &InputFile, source: &mut dyn BufRead, options: &IngestOptions)
             .as_ref()
             .and_then(super::author_name)
             .or_else(|| super::author_in(record.metadata.as_ref()));
+        // `lang` or `language` beside the text, else in `metadata`.
+        let language = [&record.lang, &record.language]
+            .into_iter()
+            .find_map(|v| v.as_ref()?.as_str().and_then(super::language_of))
+            .or_else(|| super::language_in(record.metadata.as_ref()));
         let sections = [Section {
             heading_path: Vec::new(),
             anchor: None,
@@ -170,6 +178,7 @@ pub fn read(file: &InputFile, source: &mut dyn BufRead, options: &IngestOptions)
             chunks,
             links: Vec::new(),
             origin: place.clone(),
+            language,
         });
     }
     out

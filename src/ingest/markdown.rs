@@ -42,6 +42,7 @@ pub fn read(
         .unwrap_or_else(|| file_stem(file));
     let front = parsed.front_matter.as_ref();
     let chunks = chunk_file(&parsed.sections, &title, source, options);
+    let language = super::language_in(front);
     let document = SourceDocument {
         document: Document {
             id: file.relative(),
@@ -57,6 +58,7 @@ pub fn read(
         chunks,
         links: parsed.links,
         origin: origin(file),
+        language,
     };
     (document, parsed.warnings)
 }

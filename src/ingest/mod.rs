@@ -74,6 +74,9 @@ pub struct SourceDocument {
     pub links: Vec<RawLink>,
     /// Where the document came from, for messages: the file's path, with `:line` for a record.
     pub origin: String,
+    /// The language it says it is in (`<html lang>`, front matter or JSONL `lang`/`language`),
+    /// as a primary subtag ("de"): what `cairn index` analyzes it as when not told.
+    pub language: Option<String>,
 }
 
 /// A link as the source wrote it.
@@ -419,6 +422,21 @@ fn chunk_paged_file(
 
 /// The author a document's metadata (front matter, `<meta>` tags, a record's `metadata`) names
 /// under `author`.
+/// The language a tag in `lang` or `language` of `metadata` names, if it is a language tag.
+fn language_in(metadata: Option<&serde_json::Value>) -> Option<String> {
+    let metadata = metadata?;
+    let tag = metadata
+        .get("lang")
+        .or_else(|| metadata.get("language"))?
+        .as_str()?;
+    language_of(tag)
+}
+
+/// The primary subtag of a language tag as a source wrote it ("de-CH" → "de"), if it is one.
+fn language_of(tag: &str) -> Option<String> {
+    crate::analyze::language::primary_subtag(tag).ok()
+}
+
 fn author_in(metadata: Option<&serde_json::Value>) -> Option<String> {
     author_name(metadata?.get("author")?)
 }

@@ -70,6 +70,7 @@ pub fn read(
         chunks,
         links: Vec::new(),
         origin: origin(file),
+        language: None,
     })
 }
 

@@ -40,5 +40,6 @@ pub fn read(file: &InputFile, source: &str, options: &IngestOptions) -> SourceDo
         chunks,
         links: Vec::new(),
         origin: origin(file),
+        language: None,
     }
 }

@@ -29,6 +29,9 @@ pub struct Typed {
 impl<'q> Query<'q> {
     /// `text` analyzed; an error when it is over the limits.
     pub fn new(analyzer: &Analyzer, text: &'q str) -> Result<Self> {
+        if let Some(why) = analyzer.unsupported() {
+            return Err(Error::InvalidInput(why));
+        }
         let chars = text.chars().count();
         if chars > limits::QUERY_CHARS {
             return Err(Error::InvalidInput(format!(

@@ -212,6 +212,12 @@ impl FragmentedIndex {
         Ok(self.borrow()?.document_count())
     }
 
+    /// The language the index was analyzed as (`cairn index --language`): "en", "de", …
+    #[wasm_bindgen(getter)]
+    pub fn language(&self) -> Result<String, JsError> {
+        Ok(self.borrow()?.meta().settings.analyzer.language.clone())
+    }
+
     #[wasm_bindgen(getter, js_name = chunkCount)]
     pub fn chunk_count(&self) -> Result<usize, JsError> {
         Ok(self.borrow()?.chunk_count())

@@ -90,6 +90,29 @@ fn start() {
     console_error_panic_hook::set_once();
 }
 
+/// Whether this module stems `language` (an index's `language`) as the index's builder did: it
+/// has no stemmer, or its stemmer is compiled in (English) or registered.
+#[wasm_bindgen(js_name = canStem)]
+pub fn can_stem(language: &str) -> bool {
+    crate::analyze::language::can_stem(language)
+}
+
+/// Registers the stemmer of `language` for every index of this module: `stem(word)` gives the
+/// stem of a folded word, as the package's `stem/<language>.wasm` does (the client loads it).
+#[wasm_bindgen(js_name = registerStemmer)]
+pub fn register_stemmer(language: &str, stem: Function) {
+    crate::analyze::language::register_stemmer(
+        language,
+        std::rc::Rc::new(move |word: &str| {
+            // A stemmer that throws or returns no string leaves the word as it is.
+            stem.call1(&JsValue::NULL, &JsValue::from_str(word))
+                .ok()
+                .and_then(|s| s.as_string())
+                .unwrap_or_else(|| word.to_string())
+        }),
+    );
+}
+
 /// A loaded cairn index, ready to search.
 #[cfg(feature = "single")]
 #[wasm_bindgen]
@@ -201,6 +224,12 @@ impl SearchIndex {
     #[wasm_bindgen(getter, js_name = modelReady)]
     pub fn model_ready(&self) -> bool {
         self.searcher().model_ready()
+    }
+
+    /// The language the index was analyzed as (`cairn index --language`): "en", "de", …
+    #[wasm_bindgen(getter)]
+    pub fn language(&self) -> String {
+        self.searcher().index().settings.analyzer.language.clone()
     }
 
     /// Whether the index has a static tier: a query encoder without the model, whose rows

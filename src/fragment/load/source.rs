@@ -340,8 +340,11 @@ impl Source for Fragmented {
     fn want_nearest(&self, query: &[f32], options: &SearchOptions, need: &mut Need) {
         if self.centroids.is_some() {
             if let Ok(probes) = self.probes(query, &CodeQuery::new(query), options) {
-                need.fragments
-                    .extend(probes.into_iter().filter(|p| !self.partitions.contains_key(p)));
+                need.fragments.extend(
+                    probes
+                        .into_iter()
+                        .filter(|p| !self.partitions.contains_key(p)),
+                );
             }
         }
     }

@@ -96,6 +96,11 @@ pub fn read(
         chunks,
         links: walker.links,
         origin: origin(file),
+        language: html
+            .root_element()
+            .value()
+            .attr("lang")
+            .and_then(super::language_of),
     })
 }
 
