@@ -73,7 +73,7 @@ fuzz_target!(
     },
     |data: &[u8]| {
         let input = Input::parse(data);
-        let analyzer = Analyzer::new(AnalyzerSettings { stemming: input.stemming, stop_words: input.stop_words });
+        let analyzer = Analyzer::new(AnalyzerSettings { stemming: input.stemming, stop_words: input.stop_words, ..AnalyzerSettings::default() });
         let text = input.text.as_str();
         for token in analyzer.tokens(text) {
             on_boundaries(text, &(token.start..token.end), "token");
