@@ -442,6 +442,7 @@ mod tests {
         );
     }
 
+    #[cfg(not(browser))]
     #[test]
     fn other_languages_stem_and_stop_as_their_own() {
         let german = Analyzer::new(AnalyzerSettings::for_language("de-AT").unwrap());
