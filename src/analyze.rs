@@ -163,15 +163,22 @@ impl Analyzer {
         }
     }
 
+    /// A word as the index's words are: folded, and without an elided article ("L'Option" →
+    /// "option"), which prefix and typo matching look up.
+    pub fn word(&self, word: &str) -> String {
+        let folded = self.fold(word);
+        match folded.split_once('\'') {
+            Some((article, rest)) if !rest.is_empty() && self.elisions.binary_search(&article).is_ok() => {
+                rest.to_string()
+            }
+            _ => folded,
+        }
+    }
+
     fn for_each_token(&self, text: &str, mut emit: impl FnMut(&str, Token)) {
         for (start, word) in text.unicode_word_indices() {
-            let mut folded = self.fold(word);
-            // "l'option" is "option" (the token still spans the whole word).
-            if let Some((article, rest)) = folded.split_once('\'') {
-                if !rest.is_empty() && self.elisions.binary_search(&article).is_ok() {
-                    folded = rest.to_string();
-                }
-            }
+            // The token spans the whole word, an elided article included.
+            let folded = self.word(word);
             if folded.len() == 1 || self.settings.stop_words && self.is_stop_word(&folded) {
                 continue;
             }
@@ -459,6 +466,7 @@ mod tests {
         );
         // Elided articles go ("l’option", typographic apostrophe and all, is "option").
         assert_eq!(french.terms("l’option d'options"), french.terms("option options"));
+        assert_eq!(french.word("L’Option"), "option");
         // English's stop words are not French's: "the" is a word in a French text.
         assert_eq!(french.terms("the"), vec!["the"]);
         // Chinese has no stemmer or stop list here: each ideograph is a term, folded only.

@@ -54,14 +54,14 @@ impl<'q> Query<'q> {
             .filter(|(start, word)| start + word.len() == text.len())
             .map(|(start, word)| Typed {
                 start,
-                folded: analyzer.fold(word),
+                folded: analyzer.word(word),
                 stop_word: analyzer.terms(word).is_empty(),
             });
         Ok(Query {
             text,
             folded: tokens
                 .iter()
-                .map(|t| analyzer.fold(&text[t.start..t.end]))
+                .map(|t| analyzer.word(&text[t.start..t.end]))
                 .collect(),
             terms: tokens.iter().map(|t| t.term.clone()).collect(),
             tokens,

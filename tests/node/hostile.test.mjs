@@ -12,7 +12,8 @@ import { pathToFileURL } from "node:url";
 import { buildIndex, fixtures, model, root } from "./helpers.mjs";
 
 const require = createRequire(import.meta.url);
-const { SearchIndex, FragmentedIndex } = require(join(root, "pkg/node/cairn.js"));
+const cairnNode = require(join(root, "pkg/node/cairn.js"));
+const { SearchIndex, FragmentedIndex } = cairnNode;
 const { fetchWithProgress, openIndex } = await import(pathToFileURL(join(root, "js/fetch.js")).href);
 
 let server, base, lexical, hybrid, modelFiles;
@@ -222,7 +223,7 @@ test("fetch.js caches a model only once it loaded, and fetches a stale cached on
     let done;
     const ready = new Promise((ok) => (done = ok));
     // Node has one module, the full one: it stands for the core too.
-    const modules = { core: async () => ({ SearchIndex }), full: async () => ({ SearchIndex }) };
+    const modules = { core: async () => cairnNode, full: async () => cairnNode };
     const { opened } = await openIndex(modules, `${base}/ok/index.cairn`, `${base}/${modelDir}`, (e) => e.event === "model" && done(e));
     const event = await within(ready);
     return { index: opened.index, event };
