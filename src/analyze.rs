@@ -14,7 +14,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 mod fold;
 pub mod language;
-pub use language::{Language, LANGUAGES};
+pub use language::Language;
 
 /// How text is analyzed; stored in the index so queries are analyzed the same way.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,7 +112,7 @@ impl Analyzer {
     /// client calls with the package's `stem/<language>.wasm`).
     pub fn unsupported(&self) -> Option<String> {
         let language = Language::of(&self.settings.language)?;
-        (self.settings.stemming && language.snowball.is_some() && self.stemmer.is_none()).then(|| {
+        (self.settings.stemming && !language::can_stem(language.code)).then(|| {
             format!(
                 "this index is analyzed as {} (`cairn index --language {}`), and its stemmer is not loaded: \
                  open it with the package's client (Cairn.open or <cairn-search>), which loads stem/{}.wasm, \
