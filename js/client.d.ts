@@ -12,10 +12,16 @@ export type * from "./web/cairn.js";
 export interface ProgressEvent { what: "index" | "model" | "fragments"; loaded: number; total: number; fromCache?: boolean; requests?: number }
 export interface ModelEvent { ready: boolean; fromCache?: boolean; error?: string }
 export interface OpenOptions {
-  /** URL of index.cairn, of a fragmented index's meta.cairn, or of the folder `cairn index --out` wrote ("/search/": its meta.cairn, else its index.cairn). */
+  /** URL of index.cairn, of a fragmented index's meta.cairn, or of the folder `cairn index --out` wrote ("/search/": its meta.cairn, else its index.cairn, else, for a site in several languages, the index of `language` its languages.json lists). */
   index: string;
-  /** URL of the index's model/ folder; leave out for lexical search only. */
+  /** URL of the index's model/ folder; leave out for lexical search only. For a site in several
+   * languages, a model under the folder given ("/search/model") is the chosen language's
+   * ("/search/de/model"). */
   model?: string;
+  /** For a folder that holds one index a language: the language to search (a tag, "de" or
+   * "pt-BR"). By default the page's `<html lang>`; a language without an index gets the site's
+   * most common one. */
+  language?: string;
   /** Run in a Web Worker (default true where Worker exists). */
   worker?: boolean;
   /** How long a request for fragments or rows may take, in ms, before the search that needs it
@@ -25,7 +31,7 @@ export interface OpenOptions {
   onModelReady?: (event: ModelEvent) => void;
 }
 
-export interface CreateOptions extends Omit<OpenOptions, "index"> {
+export interface CreateOptions extends Omit<OpenOptions, "index" | "language"> {
   /** URL of a model folder `cairn index` wrote: documents are embedded (in the worker) and
    * searches are hybrid. Leave out for lexical only. */
   model?: string;

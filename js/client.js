@@ -52,11 +52,14 @@ export class Cairn {
    * out for lexical only), worker (default: true where Worker exists), onProgress({ what,
    * loaded, total, fromCache }, or on a fragmented index after each round of fragments a search
    * fetched { what: "fragments", loaded, total, requests }), onModelReady({ ready, fromCache, error }),
-   * fetchTimeout (ms a request for fragments or rows may take before its search fails: 30000).
+   * fetchTimeout (ms a request for fragments or rows may take before its search fails: 30000),
+   * language (for a folder `cairn index` wrote one index a language into: the language whose
+   * index to open; by default the page's `<html lang>`, else the site's most common language).
    */
   static async open(options) {
     const cairn = await Cairn.#connect(options);
-    cairn.info = await cairn.#call("open", { indexUrl: absolute(options.index), modelUrl: absolute(options.model), fetchTimeout: options.fetchTimeout });
+    const language = options.language ?? globalThis.document?.documentElement?.lang;
+    cairn.info = await cairn.#call("open", { indexUrl: absolute(options.index), modelUrl: absolute(options.model), fetchTimeout: options.fetchTimeout, language });
     return cairn;
   }
 

@@ -259,6 +259,7 @@ export class CairnSearch extends HTMLElement {
       this.#cairn = await Cairn.open({
         index: this.getAttribute("index"),
         model: this.getAttribute("model") ?? undefined,
+        language: this.closest("[lang]")?.getAttribute("lang") || undefined,
         worker: this.getAttribute("worker") !== "false",
         onProgress: (e) => {
           if (e.what === "model" && !this.input.value) this.#say("model", { percent: Math.min(100, Math.round((100 * e.loaded) / (e.total || e.loaded))) });

@@ -216,9 +216,11 @@ export async function prepareRerank(opened, options) {
 
 /**
  * The index at `url`, and the URL of its file: an index folder's URL (ending in "/", as
- * "/search/") names its `meta.cairn` (fragments), or its `index.cairn` where there is none.
+ * "/search/") names its `meta.cairn` (fragments), or its `index.cairn` where there is none, or,
+ * for a site in several languages, the index of `language` (else the site's default) among the
+ * folders its `languages.json` lists; then `folder` is that index's folder.
  */
-async function fetchIndex(url, onProgress) {
+async function fetchIndex(url, onProgress, language) {
   if (!new URL(url).pathname.endsWith("/")) return { url, ...(await fetchWithProgress(url, null, onProgress)) };
   for (const name of ["meta.cairn", "index.cairn"]) {
     const file = new URL(name, url).href;
@@ -228,7 +230,30 @@ async function fetchIndex(url, onProgress) {
       if (e.status !== 404) throw e;
     }
   }
-  throw new Error(`cannot find an index in ${url}: it has neither meta.cairn nor index.cairn (HTTP 404); give the folder \`cairn index --out\` wrote, or its file`);
+  const manifest = await fetchWithProgress(new URL("languages.json", url).href, null, () => {}).catch((e) => {
+    if (e.status !== 404) throw e;
+  });
+  if (manifest) {
+    const folder = new URL(chooseLanguage(manifest.bytes, url, language), url).href;
+    return { ...(await fetchIndex(folder, onProgress)), folder };
+  }
+  throw new Error(`cannot find an index in ${url}: it has neither meta.cairn, index.cairn nor languages.json (HTTP 404); give the folder \`cairn index --out\` wrote, or its file`);
+}
+
+/** The folder (relative to the manifest) of the index in `language` that `languages.json`
+ * (`bytes`, at `url`) lists, else of its default language. A folder is one plain name: a
+ * manifest cannot send the client elsewhere. */
+function chooseLanguage(bytes, url, language) {
+  let manifest;
+  try {
+    manifest = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {}
+  const entries = Array.isArray(manifest?.languages) ? manifest.languages : [];
+  const valid = manifest?.format === "cairn-languages" && entries.length > 0 && entries.every((e) => typeof e?.language === "string" && /^[a-z0-9-]{1,16}\/$/.test(e.path));
+  if (!valid) throw new Error(`${url}languages.json is not a list of cairn indexes by language; build the folder again with cairn index`);
+  const primary = (language ?? "").toLowerCase().split("-")[0];
+  const entry = entries.find((e) => e.language === primary) ?? entries.find((e) => e.language === manifest.default) ?? entries[0];
+  return entry.path;
 }
 
 /**
@@ -246,9 +271,13 @@ async function fetchIndex(url, onProgress) {
  * module's, opened once) and the counts. Shared by the worker and the main-thread fallback.
  * `fetchTimeout`: how long a request for fragments or rows may take (ms; 30 s by default).
  */
-export async function openIndex(modules, indexUrl, modelUrl, emit, { fetchTimeout } = {}) {
-  let bytes;
-  ({ url: indexUrl, bytes } = await fetchIndex(indexUrl, (loaded, total) => emit({ event: "progress", what: "index", loaded, total })));
+export async function openIndex(modules, indexUrl, modelUrl, emit, { fetchTimeout, language } = {}) {
+  let bytes, folder;
+  const given = indexUrl;
+  ({ url: indexUrl, bytes, folder } = await fetchIndex(indexUrl, (loaded, total) => emit({ event: "progress", what: "index", loaded, total }), language));
+  // One index a language: a model under the folder given ("/search/model") is the chosen
+  // language's ("/search/de/model").
+  if (folder && modelUrl?.startsWith(given)) modelUrl = folder + modelUrl.slice(given.length);
   if (isFragmentedMeta(bytes)) return openFragmented(modules, indexUrl, bytes, modelUrl, emit, fetchTimeout);
   const core = await modules.core();
   const opened = { index: core.SearchIndex.fromBytes(bytes) };
@@ -326,8 +355,8 @@ export function methods(emit) {
       return opened.index[method](query, ...rest);
     });
   return {
-    async open({ indexUrl, modelUrl, fetchTimeout }) {
-      const result = await openIndex(webModules, indexUrl, modelUrl, emit, { fetchTimeout });
+    async open({ indexUrl, modelUrl, fetchTimeout, language }) {
+      const result = await openIndex(webModules, indexUrl, modelUrl, emit, { fetchTimeout, language });
       opened = result.opened;
       return result.info;
     },

@@ -168,7 +168,9 @@ impl Analyzer {
     pub fn word(&self, word: &str) -> String {
         let folded = self.fold(word);
         match folded.split_once('\'') {
-            Some((article, rest)) if !rest.is_empty() && self.elisions.binary_search(&article).is_ok() => {
+            Some((article, rest))
+                if !rest.is_empty() && self.elisions.binary_search(&article).is_ok() =>
+            {
                 rest.to_string()
             }
             _ => folded,
@@ -465,7 +467,10 @@ mod tests {
             french.terms("cheval continuer")
         );
         // Elided articles go ("l’option", typographic apostrophe and all, is "option").
-        assert_eq!(french.terms("l’option d'options"), french.terms("option options"));
+        assert_eq!(
+            french.terms("l’option d'options"),
+            french.terms("option options")
+        );
         assert_eq!(french.word("L’Option"), "option");
         // English's stop words are not French's: "the" is a word in a French text.
         assert_eq!(french.terms("the"), vec!["the"]);

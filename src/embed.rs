@@ -1,5 +1,8 @@
-//! The sentence embedder: all-MiniLM-L6-v2 (a 6-layer BERT) run with candle, on both targets.
-//! Text is tokenized with the model's own `tokenizer.json`, truncated at 256 tokens, run through
+//! The sentence embedder: all-MiniLM-L6-v2 (a 6-layer BERT) by default, or any BERT or XLM-R
+//! sentence-transformers model a user brings (its own tokenizer, WordPiece or Unigram, and its
+//! own vocabulary, width and depth, all read from its files), run with candle, on both targets.
+//! Text is tokenized with the model's own `tokenizer.json`, truncated at 256 tokens (or the
+//! model's positions, if fewer), run through
 //! the encoder, mean-pooled over real tokens only (padding masked out) and L2-normalized, as
 //! sentence-transformers does. Natively it embeds chunks at index time, each text alone and as
 //! many side by side as there are cores (`build::embed_all`); in the browser it embeds the query.
@@ -21,8 +24,36 @@ use crate::store::rows::{RowRequest, StaticRows, StaticTable};
 
 /// The model's name as the index records it.
 pub const MODEL_NAME: &str = "sentence-transformers/all-MiniLM-L6-v2";
-/// The longest input the model was trained on, in tokens.
+/// The most tokens a text is cut to (all-MiniLM-L6-v2 was trained on 256): fewer where the
+/// model has fewer positions.
 pub const MAX_TOKENS: usize = 256;
+/// The fewest positions a model may have to be used here.
+const MIN_TOKENS: usize = 16;
+
+/// The most tokens `config`'s model reads: `MAX_TOKENS`, or its positions if fewer.
+pub(crate) fn max_tokens(config: &Config) -> usize {
+    let first = crate::encoder::first_position(config) as usize;
+    MAX_TOKENS.min(config.max_position_embeddings.saturating_sub(first))
+}
+
+/// The name an index records for a model: all-MiniLM-L6-v2's for a model of its shape, else its
+/// kind and shape from its config (the hashes recorded beside it tell models apart).
+fn model_name(config: &Config) -> String {
+    let kind = config.model_type.as_deref().unwrap_or("bert");
+    if kind == "bert"
+        && (
+            config.vocab_size,
+            config.hidden_size,
+            config.num_hidden_layers,
+        ) == (30522, 384, 6)
+    {
+        return MODEL_NAME.to_string();
+    }
+    format!(
+        "{kind} ({} wide, {} layers, {} tokens)",
+        config.hidden_size, config.num_hidden_layers, config.vocab_size
+    )
+}
 
 /// The files a model is made of: weights (safetensors, or the quantized model's GGUF),
 /// tokenizer and config, and for a quantized model the packs of its word rows that are at hand
@@ -153,6 +184,8 @@ pub struct Embedder {
     tokenizer: Tokenizer,
     device: Device,
     dimension: usize,
+    max_tokens: usize,
+    name: String,
     weights_sha256: String,
 }
 
@@ -177,7 +210,7 @@ impl Embedder {
         }
         tokenizer
             .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
+                max_length: max_tokens(&config),
                 ..Default::default()
             }))
             .map_err(|e| Error::Model(format!("cannot set truncation: {e}")))?;
@@ -222,6 +255,8 @@ impl Embedder {
             tokenizer,
             device,
             dimension: config.hidden_size,
+            max_tokens: max_tokens(&config),
+            name: model_name(&config),
             weights_sha256,
         })
     }
@@ -242,7 +277,7 @@ impl Embedder {
             .map_or(0, |p| p.added_tokens(false));
         Ok(TokenCounter {
             tokenizer,
-            window: MAX_TOKENS - special,
+            window: self.max_tokens - special,
         })
     }
 
@@ -261,7 +296,7 @@ impl Embedder {
     ) -> crate::index::vector::ModelIdentity {
         let (web_sha, web_file) = web;
         crate::index::vector::ModelIdentity {
-            name: MODEL_NAME.to_string(),
+            name: self.name.clone(),
             dimension: self.dimension() as u32,
             source_weights_sha256: self.weights_sha256.clone(),
             web_weights_sha256: web_sha,
@@ -407,9 +442,9 @@ pub(crate) fn check_config(config: &Config, whose: &str) -> Result<()> {
             config.hidden_size, config.num_attention_heads
         ));
     }
-    if config.max_position_embeddings < MAX_TOKENS {
+    if max_tokens(config) < MIN_TOKENS {
         return bad(format!(
-            "max_position_embeddings {} is under the {MAX_TOKENS} tokens cairn feeds it",
+            "max_position_embeddings {} leaves fewer than {MIN_TOKENS} positions for a text",
             config.max_position_embeddings
         ));
     }

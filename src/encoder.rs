@@ -1,7 +1,9 @@
 //! The BERT encoder the sentence model (`embed`) and the cross-encoder (`rerank`) run, on both
 //! targets: candle's tensors and
 //! matrix kernels, with the work between the matrix products cut down. It computes what
-//! Hugging Face's `BertModel` does (the same weights, names and results to f32 rounding), but:
+//! Hugging Face's `BertModel` does, or `XLMRobertaModel` (the same network with positions
+//! numbered after the padding's: `first_position`), with the same weights, names and results to
+//! f32 rounding, but:
 //! - the query, key and value projections are one matrix product (their weights stacked at
 //!   load), and the 1/√d of attention is folded into the query weights;
 //! - softmax is one pass a row (`softmax_last_dim`), and the attention mask is added only when
@@ -36,6 +38,9 @@ type Result<T> = candle_core::Result<T>;
 pub struct Bert {
     pub(crate) word: Words,
     position: Embedding,
+    /// The position of a text's first token: 0 for BERT, `pad_token_id + 1` for the RoBERTa
+    /// family (XLM-R), whose position table starts after the padding's row.
+    first_position: u32,
     token_type: Embedding,
     norm: LayerNorm,
     layers: Vec<Layer>,
@@ -89,12 +94,15 @@ struct Layer {
 }
 
 impl Bert {
-    /// Loads the encoder from `BertModel` weights, with or without the `bert.` prefix.
+    /// Loads the encoder from `BertModel` or `XLMRobertaModel` weights, with or without the
+    /// `bert.` or `roberta.` prefix.
     pub fn load(vb: VarBuilder, config: &Config) -> Result<Self> {
-        let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
-            vb.pp("bert")
-        } else {
-            vb
+        let vb = match ["bert", "roberta"]
+            .into_iter()
+            .find(|p| vb.contains_tensor(&format!("{p}.embeddings.word_embeddings.weight")))
+        {
+            Some(prefix) => vb.pp(prefix),
+            None => vb,
         };
         let hidden = config.hidden_size;
         let e = vb.pp("embeddings");
@@ -112,6 +120,7 @@ impl Bert {
                 hidden,
                 e.pp("position_embeddings"),
             )?,
+            first_position: first_position(config),
             token_type: embedding(
                 config.type_vocab_size,
                 hidden,
@@ -131,7 +140,8 @@ impl Bert {
         mask: Option<&Tensor>,
     ) -> Result<Tensor> {
         let (_, tokens) = ids.dims2()?;
-        let positions = Tensor::arange(0u32, tokens as u32, ids.device())?;
+        let first = self.first_position;
+        let positions = Tensor::arange(first, first + tokens as u32, ids.device())?;
         let words = match &self.word {
             Words::Table(table) => table.forward(ids)?,
             Words::Rows(rows) => gather(&rows.read().expect("no writer panics"), ids)?,
@@ -152,6 +162,16 @@ impl Bert {
             x = layer.forward(&x, bias.as_ref())?;
         }
         Ok(x)
+    }
+}
+
+/// The position id of a text's first token. The RoBERTa family numbers positions from
+/// `pad_token_id + 1` (Hugging Face's `create_position_ids_from_input_ids`); padding, which
+/// gets `pad_token_id`, is masked out, so a text's tokens are numbered from there on.
+pub(crate) fn first_position(config: &Config) -> u32 {
+    match config.model_type.as_deref() {
+        Some("roberta" | "xlm-roberta" | "camembert") => config.pad_token_id as u32 + 1,
+        _ => 0,
     }
 }
 
@@ -224,6 +244,7 @@ impl Bert {
         Ok(Bert {
             word: Words::Rows(RwLock::new(words)),
             position: table(&mut file, POSITION, config.max_position_embeddings)?,
+            first_position: first_position(config),
             token_type: table(&mut file, TOKEN_TYPE, config.type_vocab_size)?,
             norm: file.norm("norm", hidden)?,
             layers,

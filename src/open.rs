@@ -131,6 +131,24 @@ pub fn open(path: &Path, mode: SearchMode) -> Result<Opened> {
             reranker: None,
         });
     }
+    if path.is_dir() && !path.join(INDEX_FILE).is_file() {
+        let manifest = std::fs::read(path.join(crate::build::LanguageManifest::FILE))
+            .ok()
+            .and_then(|bytes| crate::build::LanguageManifest::read(&bytes));
+        if let Some(manifest) = manifest {
+            let folders: Vec<String> = manifest
+                .languages
+                .iter()
+                .map(|l| path.join(&l.path).display().to_string())
+                .collect();
+            return Err(Error::InvalidInput(format!(
+                "{} holds one index a language ({}); search one of them: {}",
+                path.display(),
+                crate::build::LanguageManifest::FILE,
+                folders.join(", ")
+            )));
+        }
+    }
     let (file, dir) = if path.is_dir() {
         (path.join(INDEX_FILE), path.to_path_buf())
     } else {

@@ -79,7 +79,8 @@ impl Reranker {
                 "the reranker's config.json gives {num_labels} labels, it must be between 1 and {MAX_LABELS}; use the config.json of a cross-encoder"
             )));
         }
-        let max_length = MAX_TOKENS.min(config.max_position_embeddings);
+        let max_length = MAX_TOKENS
+            .min(config.max_position_embeddings - crate::encoder::first_position(&config) as usize);
 
         let mut tokenizer = Tokenizer::from_bytes(&files.tokenizer).map_err(|e| {
             Error::Model(format!("the reranker's tokenizer.json cannot be read: {e}"))

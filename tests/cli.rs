@@ -379,8 +379,9 @@ fn language_stems_and_stops_as_its_own_in_both_layouts() {
         let english = build("en", layout);
         assert!(ids(english.path(), "Häuser").is_empty(), "{layout}");
     }
-    // Not told, the language is the one the documents say: here `<html lang="de-CH">`, a
-    // front matter `lang` and a JSONL `lang` (and one page in French, which is reported).
+    // Not told, the language is the one each document says: here `<html lang="de-CH">`, a
+    // front matter `lang` and a JSONL `lang`, and one page in French: one index a language,
+    // listed in languages.json.
     let said = tempfile::tempdir().unwrap();
     let page = |lang: &str, title: &str, text: &str| {
         format!("<!doctype html><html lang=\"{lang}\"><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p></main></body></html>")
@@ -406,20 +407,48 @@ fn language_stems_and_stops_as_its_own_in_both_layouts() {
     )
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = cairn(&[
-        "index",
-        said.path().to_str().unwrap(),
-        "--no-embed",
-        "--all-files",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
-    let told = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{told}");
+    let index = |language: &str| {
+        let out = cairn(&[
+            "index",
+            said.path().to_str().unwrap(),
+            "--no-embed",
+            "--all-files",
+            "--language",
+            language,
+            "--out",
+            dir.path().to_str().unwrap(),
+        ]);
+        let told = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{told}");
+        told
+    };
+    // Told one language, one index, with the French page reported.
+    let told = index("de");
+    assert!(told.contains("1 in fr"), "{told}");
+    assert_eq!(ids(dir.path(), "Häusern"), ["haus.html", "n1"]);
+    // Not told, over it: one index a language, and the index the folder held goes.
+    let told = index("auto");
+    assert!(told.contains("2 languages"), "{told}");
+    assert!(!dir.path().join("index.cairn").exists());
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("languages.json")).unwrap()).unwrap();
+    assert_eq!(manifest["default"], "de");
+    assert_eq!(manifest["languages"][0]["path"], "de/");
+    assert_eq!(manifest["languages"][0]["documents"], 3);
+    assert_eq!(manifest["languages"][1]["language"], "fr");
+    assert_eq!(ids(&dir.path().join("de"), "Häusern"), ["haus.html", "n1"]);
+    assert!(ids(&dir.path().join("de"), "maisons").is_empty());
+    assert_eq!(ids(&dir.path().join("fr"), "maisons"), ["maison.html"]);
+    let out = cairn(&["search", dir.path().to_str().unwrap(), "Haus"]);
+    let refused = String::from_utf8_lossy(&out.stderr);
     assert!(
-        told.contains("analyzing as German (de)") && told.contains("1 in fr"),
-        "{told}"
+        !out.status.success() && refused.contains("one index a language"),
+        "{refused}"
     );
+    // Told one language again: the manifest goes, the top holds the index.
+    let told = index("de");
+    assert!(told.contains("removed"), "{told}");
+    assert!(!dir.path().join("languages.json").exists());
     assert_eq!(ids(dir.path(), "Häusern"), ["haus.html", "n1"]);
 
     let dir = tempfile::tempdir().unwrap();

@@ -627,3 +627,100 @@ fn shards_and_rebuilds_write_the_bytes_of_one_build() {
         "the rebuild differs from a build from scratch"
     );
 }
+
+/// A model the user brings, shaped as XLM-R (`tests/tiny-xlmr.mjs`: a Unigram tokenizer,
+/// unprefixed `XLMRobertaModel` weights, 64 wide and 3 deep, positions after the padding's):
+/// its tokenizer gives the ids and its encoder the vectors of an independent forward pass (not
+/// those of BERT's positions), and an index built with it answers searches by meaning.
+#[test]
+fn an_xlm_roberta_shaped_model_embeds_as_its_reference_and_builds_an_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let generator = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tiny-xlmr.mjs");
+    let made = Command::new("node")
+        .arg(&generator)
+        .arg(&model)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let reference: Value =
+        serde_json::from_slice(&std::fs::read(model.join("reference.json")).unwrap()).unwrap();
+    let tokenizer = tokenizers::Tokenizer::from_file(model.join("tokenizer.json")).unwrap();
+    let embedder = Embedder::load(ModelFiles::read_dir(&model).unwrap()).unwrap();
+    assert_eq!(embedder.dimension(), 64);
+    let numbers = |v: &Value| -> Vec<f32> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect()
+    };
+    for case in reference["texts"].as_array().unwrap() {
+        let text = case["text"].as_str().unwrap();
+        let ids: Vec<u32> = case["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(
+            tokenizer.encode(text, true).unwrap().get_ids(),
+            ids,
+            "{text}"
+        );
+        let vector = embedder.embed(text).unwrap();
+        let c = cosine(&vector, &numbers(&case["embedding"]));
+        assert!(c >= 0.9999, "{text:?}: cosine {c} with the reference");
+        let bert = cosine(&vector, &numbers(&case["bertPositions"]));
+        assert!(
+            bert < 0.99,
+            "{text:?}: as close to BERT's positions ({bert})"
+        );
+    }
+
+    // An index of records whose texts are the reference's: each text finds its own record.
+    let records: String = reference["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, case)| {
+            format!(
+                "{}\n",
+                serde_json::json!({"id": format!("r{i}"), "text": case["text"]})
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("records.jsonl"), records).unwrap();
+    let out = dir.path().join("index");
+    let (records, out, model) = (
+        dir.path().join("records.jsonl"),
+        out.to_str().unwrap().to_string(),
+        model.to_str().unwrap().to_string(),
+    );
+    cairn(&[
+        "index",
+        records.to_str().unwrap(),
+        "--out",
+        &out,
+        "--model",
+        &model,
+    ]);
+    for (i, case) in reference["texts"].as_array().unwrap().iter().enumerate() {
+        let text = case["text"].as_str().unwrap();
+        for mode in ["semantic", "hybrid"] {
+            let hits: Value =
+                serde_json::from_str(&cairn(&["search", &out, text, "--json", "--mode", mode]))
+                    .unwrap();
+            assert_eq!(
+                hits[0]["citation"]["docId"],
+                format!("r{i}"),
+                "{mode} {text:?}"
+            );
+            assert!(
+                hits[0]["signals"].get("semantic").is_some(),
+                "{mode} {text:?}"
+            );
+        }
+    }
+}

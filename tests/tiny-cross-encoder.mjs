@@ -19,7 +19,7 @@ export const SHAPES = {
   minilm: { hidden: 384, layers: 6, heads: 12, intermediate: 1536 },
 };
 
-function mulberry32(seed) {
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -30,10 +30,41 @@ function mulberry32(seed) {
   };
 }
 
+/** A safetensors file of `tensors` ([name, shape, init]: init a standard deviation, or 'one' /
+ * 'zero'), filled from `seed`: its bytes, the values (Float32Array, in order) and their count. */
+export function safetensors(tensors, seed) {
+  if (endianness() !== 'LE') throw new Error('safetensors data is little-endian; this machine is not');
+  const header = { __metadata__: { format: 'pt' } };
+  let total = 0;
+  for (const [name, shape] of tensors) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    header[name] = { dtype: 'F32', shape, data_offsets: [total * 4, (total + n) * 4] };
+    total += n;
+  }
+  const data = new Float32Array(total);
+  const random = mulberry32(seed);
+  let at = 0;
+  for (const [, shape, init] of tensors) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    if (init === 'one') data.fill(1, at, at + n);
+    else if (typeof init === 'number') {
+      // A sum of four uniforms, centred and scaled to unit variance: normal enough.
+      const scale = init * Math.sqrt(3);
+      for (let i = at; i < at + n; i++) data[i] = (random() + random() + random() + random() - 2) * scale;
+    }
+    at += n;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+  const bytes = Buffer.concat([length, Buffer.from(json), Buffer.from(data.buffer)]);
+  return { bytes, data, parameters: total };
+}
+
 export function writeTinyCrossEncoder(dir, { shape = 'tiny', seed = 1 } = {}) {
   const s = SHAPES[shape];
   if (!s) throw new Error(`unknown shape ${shape}; use one of ${Object.keys(SHAPES).join(', ')}`);
-  if (endianness() !== 'LE') throw new Error('safetensors data is little-endian; this machine is not');
   const vocab = 30522, positions = 512, types = 2, H = s.hidden, I = s.intermediate;
   const config = {
     architectures: ['BertForSequenceClassification'], model_type: 'bert',
@@ -68,37 +99,12 @@ export function writeTinyCrossEncoder(dir, { shape = 'tiny', seed = 1 } = {}) {
   dense('bert.pooler.dense', H, H);
   dense('classifier', 1, H, 0.5);
 
-  const header = { __metadata__: { format: 'pt' } };
-  let total = 0;
-  for (const [name, shape] of tensors) {
-    const n = shape.reduce((a, b) => a * b, 1);
-    header[name] = { dtype: 'F32', shape, data_offsets: [total * 4, (total + n) * 4] };
-    total += n;
-  }
-  const data = new Float32Array(total);
-  const random = mulberry32(seed);
-  let at = 0;
-  for (const [, shape, init] of tensors) {
-    const n = shape.reduce((a, b) => a * b, 1);
-    if (init === 'one') data.fill(1, at, at + n);
-    else if (typeof init === 'number') {
-      // A sum of four uniforms, centred and scaled to unit variance: normal enough.
-      const scale = init * Math.sqrt(3);
-      for (let i = at; i < at + n; i++) data[i] = (random() + random() + random() + random() - 2) * scale;
-    }
-    at += n;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
-  const length = Buffer.alloc(8);
-  length.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
-
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
   copyFileSync(TOKENIZER, join(dir, 'tokenizer.json'));
-  writeFileSync(join(dir, 'model.safetensors'),
-    Buffer.concat([length, Buffer.from(json), Buffer.from(data.buffer)]));
-  return { dir, shape, seed, tensors: tensors.length, parameters: total };
+  const { bytes, parameters } = safetensors(tensors, seed);
+  writeFileSync(join(dir, 'model.safetensors'), bytes);
+  return { dir, shape, seed, tensors: tensors.length, parameters };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

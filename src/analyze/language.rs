@@ -169,10 +169,12 @@ pub fn can_stem(code: &str) -> bool {
 pub fn elisions(code: &str) -> &'static [&'static str] {
     match code {
         "ca" => &["d", "l", "m", "n", "s", "t"],
-        "fr" => &["c", "d", "j", "jusqu", "l", "lorsqu", "m", "n", "puisqu", "qu", "quoiqu", "s", "t"],
+        "fr" => &[
+            "c", "d", "j", "jusqu", "l", "lorsqu", "m", "n", "puisqu", "qu", "quoiqu", "s", "t",
+        ],
         "it" => &[
-            "agl", "all", "c", "d", "dagl", "dall", "degl", "dell", "gl", "l", "m", "negl", "nell", "s",
-            "sugl", "sull", "t", "un", "v",
+            "agl", "all", "c", "d", "dagl", "dall", "degl", "dell", "gl", "l", "m", "negl", "nell",
+            "s", "sugl", "sull", "t", "un", "v",
         ],
         _ => &[],
     }

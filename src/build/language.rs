@@ -1,9 +1,13 @@
 //! Which language a build analyzes its documents as: the one it is told (`--language de`), or,
 //! told `auto`, the one most of its documents say they are in (`<html lang>`, front matter or
-//! JSONL `lang`), English where none says. One index holds one language; documents that say
-//! another are counted, so the command line can tell the user.
+//! JSONL `lang`), English where none says. One index holds one language: told `auto`, documents
+//! in several languages are split (`split_by_language`) into one index a language, each in its
+//! own folder, which `languages.json` beside them lists (`LanguageManifest`) for a client to
+//! choose from by the page's language.
 
 use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 use crate::analyze::language::primary_subtag;
 use crate::ingest::SourceDocument;
@@ -44,6 +48,80 @@ pub fn choose_language(told: &str, documents: &[SourceDocument]) -> Result<Langu
         tag => primary_subtag(tag)?,
     };
     Ok(LanguageChoice { language, declared })
+}
+
+/// Documents split by the language they say, one group a language, most documents first; a
+/// document that says none goes with the most common language (`choice.language`).
+pub fn split_by_language(
+    choice: &LanguageChoice,
+    documents: Vec<SourceDocument>,
+) -> Vec<(String, Vec<SourceDocument>)> {
+    let mut groups: Vec<(String, Vec<SourceDocument>)> = choice
+        .declared
+        .iter()
+        .map(|(code, _)| (code.clone(), Vec::new()))
+        .collect();
+    if !groups.iter().any(|(code, _)| *code == choice.language) {
+        groups.push((choice.language.clone(), Vec::new()));
+    }
+    for document in documents {
+        let code = document.language.as_deref().unwrap_or(&choice.language);
+        let at = groups
+            .iter()
+            .position(|(c, _)| c == code)
+            .expect("every declared language has a group");
+        groups[at].1.push(document);
+    }
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    groups
+}
+
+/// `languages.json`: the indexes of a site in several languages, each in its own folder beside
+/// it, for a client given the folder to choose one by the page's language.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LanguageManifest {
+    /// Always "cairn-languages": what tells this file from a site's own `languages.json`.
+    pub format: String,
+    /// The language a page whose language has no index gets: the one most documents are in.
+    pub default: String,
+    pub languages: Vec<LanguageEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LanguageEntry {
+    /// The primary language subtag ("de").
+    pub language: String,
+    /// The index's folder, relative to the manifest ("de/").
+    pub path: String,
+    pub documents: usize,
+}
+
+impl LanguageManifest {
+    pub const FILE: &'static str = "languages.json";
+    const FORMAT: &'static str = "cairn-languages";
+
+    /// The manifest of `groups` (as `split_by_language` gave them, each with its document count).
+    pub fn new(groups: &[(String, usize)]) -> Self {
+        LanguageManifest {
+            format: Self::FORMAT.into(),
+            default: groups.first().map_or("en".into(), |(c, _)| c.clone()),
+            languages: groups
+                .iter()
+                .map(|(language, documents)| LanguageEntry {
+                    language: language.clone(),
+                    path: format!("{language}/"),
+                    documents: *documents,
+                })
+                .collect(),
+        }
+    }
+
+    /// The manifest in `bytes`, if they are one cairn wrote.
+    pub fn read(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice::<Self>(bytes)
+            .ok()
+            .filter(|m| m.format == Self::FORMAT)
+    }
 }
 
 #[cfg(test)]
@@ -88,5 +166,19 @@ mod tests {
         // Told, the documents do not count.
         assert_eq!(choose_language("pt-BR", &docs).unwrap().language, "pt");
         assert!(choose_language("German", &docs).is_err());
+    }
+
+    #[test]
+    fn documents_split_by_language_with_the_silent_ones_in_the_most_common() {
+        let docs = saying(&[Some("fr"), None, Some("de"), Some("fr"), None]);
+        let choice = choose_language("auto", &docs).unwrap();
+        let groups = split_by_language(&choice, docs);
+        let sizes: Vec<(&str, usize)> = groups.iter().map(|(c, d)| (c.as_str(), d.len())).collect();
+        assert_eq!(sizes, [("fr", 4), ("de", 1)]);
+        let manifest = LanguageManifest::new(&[("fr".into(), 4), ("de".into(), 1)]);
+        assert_eq!(manifest.default, "fr");
+        let bytes = serde_json::to_vec(&manifest).unwrap();
+        assert_eq!(LanguageManifest::read(&bytes), Some(manifest));
+        assert_eq!(LanguageManifest::read(br#"{"languages": []}"#), None);
     }
 }

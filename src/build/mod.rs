@@ -4,7 +4,7 @@
 //! the layout chosen by cost (`layout`), the static tier fitted (`distill`), what a rebuild
 //! reuses (`reuse`), the embedding estimate (`estimate`), the browser's model (`model`), crash-safe
 //! publishing (`publish`), and a split build's parts (`shard`) joined by `merge`; the language
-//! its documents are analyzed as (`language`). In the browser
+//! its documents are analyzed as, or one index a language (`language`). In the browser
 //! (the mutable index, `crate::live`) only the first three: no files, no model to write.
 
 mod chunk_embedder;
@@ -31,7 +31,7 @@ mod reuse;
 
 pub use chunk_embedder::{embed_all, ChunkEmbedder};
 pub use indexer::{assemble, build, with_vectors, Previous, VectorOptions};
-pub use language::{choose_language, LanguageChoice};
+pub use language::{choose_language, split_by_language, LanguageChoice, LanguageManifest};
 
 #[cfg(all(feature = "model", not(browser)))]
 pub use {

@@ -9,7 +9,8 @@ use cairn::analyze::AnalyzerSettings;
 use cairn::build::shard as build_shard;
 use cairn::build::{
     self, choose_language, distill_static, embedding_estimate, load_source_model, reusable,
-    write_index, write_synced, write_web_model, Layout, Staging, WebWeights, MODEL_DIR, PART_FILE,
+    split_by_language, write_index, write_synced, write_web_model, LanguageManifest, Layout,
+    Staging, WebWeights, MODEL_DIR, PART_FILE,
 };
 use cairn::chunk::{ChunkLimit, TokenLimit};
 use cairn::index::{format, vector, IndexSettings};
@@ -155,26 +156,154 @@ pub(super) fn index(args: IndexArgs) -> Result<()> {
             files.skipped.len() + ingested.skipped.len()
         );
     }
-    let chunk_total: usize = ingested.documents.iter().map(|d| d.chunks.len()).sum();
-    settings.analyzer = analyzer_for(&args.language, &ingested.documents)?;
+    // Files left out and warnings, for the summary line.
+    let problems = [
+        files.skipped.len() + ingested.skipped.len(),
+        ingested.warnings.len(),
+    ];
+    let choice = choose_language(&args.language, &ingested.documents)
+        .map_err(|e| anyhow!("--language: {e}"))?;
+    // Told `auto`, documents in several languages make one index a language.
+    if args.language == "auto" && args.shard.is_none() && choice.declared.len() > 1 {
+        return index_languages(
+            &args,
+            choice,
+            ingested.documents,
+            &model,
+            settings,
+            problems,
+            started,
+        );
+    }
+    settings.analyzer = analyzer_for(&args.language, &choice)?;
+    let built = write_language(
+        &args,
+        &args.out,
+        "",
+        ingested.documents,
+        &model,
+        settings,
+        problems,
+        started,
+    )?;
+    // A site that was in several languages and is now in one: its manifest goes (the folders
+    // it listed are whole indexes, no longer offered).
+    let manifest = args.out.join(LanguageManifest::FILE);
+    if std::fs::read(&manifest)
+        .ok()
+        .and_then(|bytes| LanguageManifest::read(&bytes))
+        .is_some()
+    {
+        std::fs::remove_file(&manifest)
+            .with_context(|| format!("cannot remove {}", manifest.display()))?;
+        eprintln!(
+            "the documents are in one language now: removed {} (the folders it listed are left as they are)",
+            manifest.display()
+        );
+    }
+    Ok(built)
+}
+
+/// One index a language, each in its own folder under `--out` (`out/de/`), and
+/// `languages.json` listing them, written last: a client given the folder chooses by the page's
+/// language. An index the folder held before at its top is no longer what it offers, so its
+/// entry files (`index.cairn`, `meta.cairn`) go.
+fn index_languages(
+    args: &IndexArgs,
+    choice: cairn::build::LanguageChoice,
+    documents: Vec<ingest::SourceDocument>,
+    model: &Option<(cairn::embed::Embedder, cairn::embed::ModelFiles)>,
+    settings: IndexSettings,
+    problems: [usize; 2],
+    started: Instant,
+) -> Result<()> {
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    // Held while the languages are written: no other build writes into the folder meanwhile.
+    let _held = Staging::new(&args.out)?;
+    let groups = split_by_language(&choice, documents);
+    eprintln!(
+        "the documents are in {} languages: one index a language ({}), listed in {}",
+        groups.len(),
+        groups
+            .iter()
+            .map(|(code, docs)| format!("{} in {code}/", docs.len()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        LanguageManifest::FILE
+    );
+    let mut counts = Vec::new();
+    for (i, (code, documents)) in groups.into_iter().enumerate() {
+        counts.push((code.clone(), documents.len()));
+        let settings = IndexSettings {
+            analyzer: AnalyzerSettings::for_language(&code).map_err(|e| anyhow!("{code}: {e}"))?,
+            ..settings.clone()
+        };
+        // The problems of reading are counted once, with the first language.
+        let problems = if i == 0 { problems } else { [0, 0] };
+        let label = format!("{code}/: ");
+        write_language(
+            args,
+            &args.out.join(&code),
+            &label,
+            documents,
+            model,
+            settings,
+            problems,
+            started,
+        )?;
+    }
+    let path = args.out.join(LanguageManifest::FILE);
+    let part = args.out.join(format!(".{}.part", LanguageManifest::FILE));
+    write_synced(
+        &part,
+        &serde_json::to_vec_pretty(&LanguageManifest::new(&counts))?,
+    )?;
+    std::fs::rename(&part, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    let before = cairn::fragment::write::owned(&args.out);
+    for (owned, file) in [
+        (before.meta, cairn::fragment::META_FILE),
+        (before.index_file, cairn::index::INDEX_FILE),
+    ] {
+        if owned {
+            std::fs::remove_file(args.out.join(file))
+                .with_context(|| format!("cannot remove {}", args.out.join(file).display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes one language's index into `out`: embeds, distills, lays out and publishes it, and
+/// says what it wrote (after `label`).
+#[allow(clippy::too_many_arguments)]
+fn write_language(
+    args: &IndexArgs,
+    out: &std::path::Path,
+    label: &str,
+    documents: Vec<ingest::SourceDocument>,
+    model: &Option<(cairn::embed::Embedder, cairn::embed::ModelFiles)>,
+    settings: IndexSettings,
+    problems: [usize; 2],
+    started: Instant,
+) -> Result<()> {
+    let chunk_total: usize = documents.iter().map(|d| d.chunks.len()).sum();
 
     // Everything is written into a staging folder beside the index and renamed into place at the
     // end, so a failed or killed build leaves the previous index whole.
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let staging = Staging::new(&args.out)?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let staging = Staging::new(out)?;
     // The index being replaced, if it was embedded by the same model: unchanged chunks keep
     // their vectors and unchanged documents their summaries.
     let mut previous = None;
     let mut previous_texts = None;
-    let vectors = match &model {
+    let vectors = match model {
         None => None,
         Some((embedder, source)) => {
             let web = write_web_model(source, &staging.path.join(MODEL_DIR), args.web_weights)?;
             let identity = embedder.identity(source, web);
             // A shard embeds its whole share; only a full build reads the previous index.
             if args.shard.is_none() {
-                (previous, previous_texts) = reusable(&args.out, &identity);
+                (previous, previous_texts) = reusable(out, &identity);
             }
             Some(build::VectorOptions {
                 embedder,
@@ -188,39 +317,30 @@ pub(super) fn index(args: IndexArgs) -> Result<()> {
     };
     if let Some(vectors) = &vectors {
         let range = args.shard.map_or(0..chunk_total, |s| s.range(chunk_total));
-        if let Some(line) =
-            embedding_estimate(&ingested.documents, range, vectors, previous_texts.as_ref())
+        if let Some(line) = embedding_estimate(&documents, range, vectors, previous_texts.as_ref())
         {
             eprintln!("{line}");
         }
     }
     if let Some(shard) = args.shard {
         let options = vectors.expect("--shard needs the model (clap refuses --no-embed)");
-        return write_part(
-            shard,
-            ingested.documents,
-            settings,
-            options,
-            &args,
-            staging,
-            started,
-        );
+        return write_part(shard, documents, settings, options, args, staging, started);
     }
     let bar = Progress::new(chunk_total as u64, "embedding");
-    let mut index = build::build(ingested.documents, settings, vectors, |done, _| {
+    let mut index = build::build(documents, settings, vectors, |done, _| {
         bar.set_position(done as u64)
     })?;
     bar.finish();
     // The static tier's rows; their packs go under p/ in either layout, before the index that
     // names them.
-    let (rows_packs, distilled_in) = match (&model, args.no_static) {
+    let (rows_packs, distilled_in) = match (model, args.no_static) {
         (Some((embedder, _)), false) => distill_static(&mut index, embedder)?,
         _ => (Vec::new(), None),
     };
     let rows_bytes: usize = rows_packs.iter().map(|(_, b)| b.len()).sum();
     let (path, bytes) = write_index(&index, rows_packs, args.layout, staging, model.is_some())?;
     println!(
-        "indexed {} documents, {} chunks, {} bytes ({}) in {:.1} s{}{}",
+        "{label}indexed {} documents, {} chunks, {} bytes ({}) in {:.1} s{}{}",
         index.documents.len(),
         index.chunks.len(),
         bytes,
@@ -231,8 +351,8 @@ pub(super) fn index(args: IndexArgs) -> Result<()> {
             rows_bytes
         )),
         [
-            ("skipped", files.skipped.len() + ingested.skipped.len()),
-            ("warnings", ingested.warnings.len()),
+            ("skipped", problems[0]),
+            ("warnings", problems[1]),
             (
                 "chunk vectors kept from the previous index",
                 previous.as_ref().map_or(0, build::Previous::reused)
@@ -285,10 +405,9 @@ fn write_part(
     Ok(())
 }
 
-/// The analyzer of `--language` for `documents`, saying what was chosen when the documents
-/// chose it or disagree with it.
-fn analyzer_for(told: &str, documents: &[ingest::SourceDocument]) -> Result<AnalyzerSettings> {
-    let choice = choose_language(told, documents).map_err(|e| anyhow!("--language: {e}"))?;
+/// The analyzer of `--language` for the documents it was chosen for, saying what was chosen
+/// when the documents chose it or disagree with it.
+fn analyzer_for(told: &str, choice: &cairn::build::LanguageChoice) -> Result<AnalyzerSettings> {
     let name =
         cairn::analyze::Language::of(&choice.language).map_or(choice.language.as_str(), |l| l.name);
     if told == "auto" && choice.language != "en" {
@@ -303,7 +422,7 @@ fn analyzer_for(told: &str, documents: &[ingest::SourceDocument]) -> Result<Anal
         .collect();
     if !others.is_empty() {
         eprintln!(
-            "warning: some documents say another language ({}); one index holds one language, so they are analyzed as {name} too: index each language's documents on their own with --language to stem them as their own",
+            "warning: some documents say another language ({}); told --language {told}, they are analyzed as {name} too: with --language auto each language gets an index of its own",
             others.join(", ")
         );
     }

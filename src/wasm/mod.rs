@@ -52,7 +52,7 @@ pub const MAX_BYTES: usize = 1 << 30;
 const PRESIZE: usize = 64 << 20;
 /// How deep the options are checked for numbers that JSON would turn into `null`.
 const MAX_DEPTH: u32 = 16;
-/// The most numbers a query vector may have (the model's vectors have 384).
+/// The most numbers a query vector may have (all-MiniLM-L6-v2's have 384).
 const MAX_DIMENSION: u32 = 1 << 16;
 
 #[cfg(feature = "edit")]
