@@ -62,6 +62,9 @@ export interface WriteResult {
   message: string;
   /** What it said on the way (skipped inputs, warnings). */
   warnings: string[];
+  /** Pages in several languages make one index a language, under `out/<language>/`, listed in
+   * `out/languages.json`: each one's counts (the fields above are their sums). */
+  languages?: { language: string; documents: number; chunks: number; bytes: number }[];
 }
 
 export interface Index {

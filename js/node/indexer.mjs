@@ -74,7 +74,8 @@ class Index {
 
   /** Writes the index into `out` (crash-safe, as the command line does) and returns what it
    * wrote: `{ documents, chunks, bytes, message, warnings }`, `message` being the command line's
-   * summary line and `warnings` what it said of skipped inputs. Throws a `CairnError` with the
+   * summary line and `warnings` what it said of skipped inputs; for pages in several languages
+   * (one index a language, under `out/<language>/`), the sums, and `languages` each one's. Throws a `CairnError` with the
    * command line's message when the build fails; the folder's previous index is then kept. */
   async write(out) {
     const scratch = mkdtempSync(join(tmpdir(), "cairn-index-"));
@@ -117,15 +118,20 @@ class Index {
       } finally {
         release();
       }
-      const message = lines.find((l) => l.startsWith("indexed ")) ?? lines.join("\n");
-      const number = (re) => Number(re.exec(message)?.[1] ?? NaN);
-      return {
-        documents: number(/^indexed (\d+) documents/),
-        chunks: number(/ (\d+) chunks/),
-        bytes: number(/ (\d+) bytes/),
-        message,
+      // One summary line, or one a language ("de/: indexed …") for a site in several.
+      const summaries = lines.map((l) => /^(?:([a-z0-9-]+)\/: )?(indexed (\d+) documents, (\d+) chunks, (\d+) bytes.*)$/.exec(l)).filter(Boolean);
+      const total = (i) => (summaries.length ? summaries.reduce((n, m) => n + Number(m[i]), 0) : NaN);
+      const result = {
+        documents: total(3),
+        chunks: total(4),
+        bytes: total(5),
+        message: summaries.map((m) => m[0]).join("\n") || lines.join("\n"),
         warnings: said,
       };
+      if (summaries.some((m) => m[1])) {
+        result.languages = summaries.map((m) => ({ language: m[1], documents: Number(m[3]), chunks: Number(m[4]), bytes: Number(m[5]) }));
+      }
+      return result;
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }

@@ -3,10 +3,12 @@
 // folder's URL in both layouts, on the worker and on the main thread. The browser's modules
 // stem English only and load `stem/de.wasm` for it, so every query gives the native CLI's ids in
 // its order; without the stemmer the client fails with an error that says what is missing, and
-// an English index still opens.
+// an English index still opens. A site in two languages, indexed with the default `auto`, is
+// one index a language: the element on each page searches the page's language, and the client
+// can be told another.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "../../scripts/serve.mjs";
@@ -22,7 +24,17 @@ const PAGES = {
 };
 const QUERIES = ["Häuser", "Haus am Fluss", "Brücken", "Gärten", "gewandert Wald", "Seen", "Hütte", "für die", "Äpfeln Birne", "Winters"];
 
-let server, browser, base, indexes;
+// A small town's site in English and German (`<html lang>` says which).
+const SITE = {
+  "index.html": ["en", "Town guide", "Welcome to the town guide, in English and German."],
+  "en/houses.html": ["en", "Houses", "The old houses by the river were built of stone after the fire."],
+  "en/gardens.html": ["en", "Gardens", "In the gardens grow apples, pears and herbs."],
+  "de/haeuser.html": ["de", "Häuser", "Die Häuser der Altstadt wurden nach dem Brand aus Stein gebaut."],
+  "de/gaerten.html": ["de", "Gärten", "Im Garten wachsen Äpfel, Birnen und Kräuter."],
+  "de/bruecke.html": ["de", "Die Brücke", "Die alte Brücke führt über den Fluss."],
+};
+
+let server, browser, base, indexes, site;
 
 before(async () => {
   const docs = mkdtempSync(join(tmpdir(), "cairn-de-"));
@@ -34,10 +46,16 @@ before(async () => {
     fragments: buildIndex([docs], ["--no-embed", "--language", "de", "--layout", "fragments"]),
     english: buildIndex([english], ["--no-embed", "--layout", "single"]),
   };
+  site = mkdtempSync(join(tmpdir(), "cairn-two-"));
+  for (const [path, [lang, title, text]] of Object.entries(SITE)) {
+    mkdirSync(join(site, path, ".."), { recursive: true });
+    writeFileSync(join(site, path), `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${title}</title><script type="module" src="/pkg/element.js"></script></head><body><main><h1>${title}</h1><p>${text}</p><cairn-search index="/two/search/"></cairn-search></main></body></html>`);
+  }
+  cairn(["index", site, "--out", join(site, "search"), "--no-embed", "--base-url", "/two/"]);
   const blank = mkdtempSync(join(tmpdir(), "cairn-blank-"));
   writeFileSync(join(blank, "blank.html"), `<!doctype html><html lang="de"><head><meta charset="utf-8"><title>t</title></head><body></body></html>`);
   // /nostem/ serves the package without its stemmers.
-  server = await serve(0, [["/single/", indexes.single], ["/fragments/", indexes.fragments], ["/english/", indexes.english], ["/blank/", blank], ["/nostem/", join(root, "pkg")]], {
+  server = await serve(0, [["/single/", indexes.single], ["/fragments/", indexes.fragments], ["/english/", indexes.english], ["/blank/", blank], ["/two/", site], ["/nostem/", join(root, "pkg")]], {
     alter: (path, body) => (path.startsWith("/nostem/stem/") ? null : body),
   });
   base = `http://127.0.0.1:${server.address().port}`;
@@ -123,4 +141,41 @@ test("every stemmer module of the package loads and stems", async () => {
     assert.ok(got.length > 0, file);
     if (expected) assert.equal(got, expected, file);
   }
+});
+
+test("a site in two languages: each page's search box searches its language's index, and the client can be told another", async () => {
+  const manifest = JSON.parse(readFileSync(join(site, "search/languages.json"), "utf8"));
+  assert.deepEqual(manifest.languages.map((l) => [l.language, l.path, l.documents]), [["de", "de/", 3], ["en", "en/", 3]]);
+  const shown = async (path, query) => {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${base}/two/${path}`);
+    await page.waitForSelector("cairn-search[data-ready]", { timeout: 30_000 });
+    await page.fill("cairn-search input", query);
+    await page.waitForSelector("cairn-search li[role=option]", { timeout: 30_000 });
+    const urls = await page.$$eval("cairn-search [role=group] li[role=option]:first-child", (lis) => lis.map((li) => li.dataset.url));
+    const placeholder = await page.getAttribute("cairn-search input", "placeholder");
+    const told = await page.evaluate(async () => {
+      const { Cairn } = await import("/pkg/client.js");
+      const other = document.documentElement.lang === "de" ? "en" : "de";
+      const cairn = await Cairn.open({ index: "/two/search/", language: other, worker: false });
+      const hits = await cairn.search(other === "de" ? "Häusern" : "houses", { mode: "lexical" });
+      cairn.close();
+      return hits.map((h) => h.citation.docId);
+    });
+    assert.deepEqual(errors, []);
+    await page.close();
+    return { urls: urls.map((u) => new URL(u, base).pathname), placeholder, told };
+  };
+  // German stemming on the German page ("Häusern" is "Haus"), German strings, German pages only.
+  const german = await shown("de/bruecke.html", "Häusern");
+  assert.deepEqual(german.urls, ["/two/de/haeuser.html"]);
+  assert.equal(german.placeholder, "Suchen…");
+  assert.deepEqual(german.told, ["en/houses.html"]);
+  // English on the English pages: "house" finds the English page, not the German one.
+  const english = await shown("en/gardens.html", "house");
+  assert.deepEqual(english.urls, ["/two/en/houses.html"]);
+  assert.deepEqual(english.told, ["de/haeuser.html"]);
+  assert.deepEqual(nativeIds(join(site, "search/de"), "Häusern"), ["de/haeuser.html#0"]);
 });

@@ -156,6 +156,18 @@ test("the Node API writes the command line's bytes, and indexes pages and record
   assert.equal((await top("kettle")).citation.url, "/guide/");
   assert.equal((await top("grinder")).citation.docId, "r1");
 
+  // Pages in two languages: one index a language, each one's counts.
+  const bilingual = JSON.parse(await inProject(`
+    import { createIndex } from "cairn-search/indexer";
+    const index = await createIndex({ noEmbed: true, baseUrl: "/" });
+    index.addHTMLFile({ url: "/en/", content: '<html lang="en"><head><title>Tea</title></head><body><main><h1>Tea</h1><p>Brewing tea with a kettle.</p></main></body></html>' });
+    index.addHTMLFile({ url: "/de/", content: '<html lang="de"><head><title>Tee</title></head><body><main><h1>Tee</h1><p>Tee mit dem Wasserkocher.</p></main></body></html>' });
+    console.log(JSON.stringify(await index.write(${JSON.stringify(join(work, "api-bilingual"))})));
+  `));
+  assert.deepEqual(bilingual.languages.map((l) => [l.language, l.documents]), [["de", 1], ["en", 1]]);
+  assert.equal(bilingual.documents, 2);
+  assert.ok(existsSync(join(work, "api-bilingual/languages.json")));
+
   // With the model, on two threads: progress events for each stage, embedding summed over
   // the threads up to every chunk.
   const progress = JSON.parse(await inProject(`
