@@ -1,7 +1,10 @@
 //! Text analysis: turns text into index terms that remember where they came from.
 //!
-//! Words are found by Unicode word segmentation (UAX #29: Chinese and Japanese ideographs come out
-//! one a word), then lower-cased, stripped of diacritics (canonical decomposition, combining marks
+//! Words are found by Unicode word segmentation (UAX #29), then each run of Chinese or Japanese
+//! ideographs (and kana that UAX #29 leaves one a word) becomes the overlapping pairs of its
+//! characters ("简单的" → "简单", "单的"; one alone stays itself), as Lucene's CJK bigram filter
+//! does: no dictionary to ship to the browser, the same terms at index and query time, and a
+//! query matches any run of two or more characters of the text. Then words are lower-cased, stripped of diacritics (canonical decomposition, combining marks
 //! removed), filtered against the language's stop list (and, as in most BM25 tokenizers, single
 //! ASCII letters and digits) and stemmed with the language's Snowball stemmer (Pagefind's
 //! `pagefind_stem`; English is Snowball 3). `language` owns which languages have which. Every
@@ -178,7 +181,37 @@ impl Analyzer {
     }
 
     fn for_each_token(&self, text: &str, mut emit: impl FnMut(&str, Token)) {
-        for (start, word) in text.unicode_word_indices() {
+        let mut words = text.unicode_word_indices().peekable();
+        // Whether the word before was an ideograph paired with this one.
+        let mut paired = false;
+        while let Some((start, word)) = words.next() {
+            if is_ideograph(word) {
+                let next = words
+                    .peek()
+                    .filter(|(at, w)| *at == start + word.len() && is_ideograph(w));
+                let end = match next {
+                    Some((at, w)) => at + w.len(),
+                    None if paired => {
+                        paired = false;
+                        continue;
+                    }
+                    None => start + word.len(),
+                };
+                paired = next.is_some();
+                let term = self.fold(&text[start..end]);
+                if !(self.settings.stop_words && self.is_stop_word(&term)) {
+                    emit(
+                        &term,
+                        Token {
+                            term: term.clone(),
+                            start,
+                            end,
+                        },
+                    );
+                }
+                continue;
+            }
+            paired = false;
             // The token spans the whole word, an elided article included.
             let folded = self.word(word);
             if folded.len() == 1 || self.settings.stop_words && self.is_stop_word(&folded) {
@@ -203,6 +236,19 @@ impl Analyzer {
             );
         }
     }
+}
+
+/// Whether a word of UAX #29 is one character that it gives a word of its own: a Chinese or
+/// Japanese ideograph, or hiragana.
+fn is_ideograph(word: &str) -> bool {
+    let mut chars = word.chars();
+    matches!((chars.next(), chars.next()), (Some(c), None) if matches!(c,
+        '\u{3040}'..='\u{309F}'      // Hiragana
+        | '\u{3400}'..='\u{4DBF}'    // CJK Unified Ideographs Extension A
+        | '\u{4E00}'..='\u{9FFF}'    // CJK Unified Ideographs
+        | '\u{F900}'..='\u{FAFF}'    // CJK Compatibility Ideographs
+        | '\u{20000}'..='\u{3FFFF}'  // Extensions B to H
+    ))
 }
 
 impl Analyzer {
@@ -474,9 +520,35 @@ mod tests {
         assert_eq!(french.word("L’Option"), "option");
         // English's stop words are not French's: "the" is a word in a French text.
         assert_eq!(french.terms("the"), vec!["the"]);
-        // Chinese has no stemmer or stop list here: each ideograph is a term, folded only.
+        // Chinese has no stemmer or stop list here: a run of ideographs is the pairs of its
+        // characters, folded only; one alone is itself.
         let chinese = Analyzer::new(AnalyzerSettings::for_language("zh-Hans").unwrap());
-        assert_eq!(chinese.terms("搜索引擎"), vec!["搜", "索", "引", "擎"]);
+        assert_eq!(chinese.terms("搜索引擎"), vec!["搜索", "索引", "引擎"]);
+        assert_eq!(chinese.terms("用 cairn 搜"), vec!["用", "cairn", "搜"]);
+        let tokens = chinese.tokens("这是简单的Test，测试文本");
+        let spans: Vec<(&str, &str)> = tokens
+            .iter()
+            .map(|t| (t.term.as_str(), &"这是简单的Test，测试文本"[t.start..t.end]))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                ("这是", "这是"),
+                ("是简", "是简"),
+                ("简单", "简单"),
+                ("单的", "单的"),
+                ("test", "Test"),
+                ("测试", "测试"),
+                ("试文", "试文"),
+                ("文本", "文本")
+            ]
+        );
+        // Japanese: kanji and hiragana pair; a katakana word stays whole.
+        let japanese = Analyzer::new(AnalyzerSettings::for_language("ja").unwrap());
+        assert_eq!(
+            japanese.terms("検索するテスト"),
+            vec!["検索", "索す", "する", "テスト"]
+        );
         assert!(chinese.unsupported().is_none() && german.unsupported().is_none());
         assert!(AnalyzerSettings::for_language("Deutsch").is_err());
     }
@@ -496,7 +568,7 @@ mod tests {
             .collect();
         assert_eq!(
             words,
-            vec!["Ça", "va", "Naïve", "résumés", "東", "京", "search"]
+            vec!["Ça", "va", "Naïve", "résumés", "東京", "search"]
         );
     }
 }
