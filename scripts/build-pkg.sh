@@ -22,11 +22,23 @@ rm -f pkg/web-edit/.gitignore pkg/web-edit/README.md
 # run on the whole index in memory: z made them 30 to 50% slower); the fragments' module has it
 # at z too (its searches run on the few fragments a query fetched, in 1 to 3 ms, and
 # its bytes are on every cold query's path). docs/benchmarks.md ("The lean modules") has the figures.
-for lean in "web-core single s" "web-fragments fragments z"; do
-  set -- $lean
+# The lean modules abort on a panic without formatting its message: std rebuilt by nightly with
+# its immediate-abort panic strategy, 22 kB gzip less for each. A panic is a trap in wasm either
+# way (the message was only logged to the console). Where the nightly cannot (a toolchain without
+# the strategy or rust-src), the stable build is used, and the script says so.
+lean() {
   CARGO_PROFILE_RELEASE_OPT_LEVEL=$3 CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
     wasm-pack build --release --target web --out-dir pkg/$1 --out-name cairn -- --no-default-features \
-    --features $2 --config 'profile.release.package."*".opt-level="z"' >/dev/null
+    --features $2 --config 'profile.release.package."*".opt-level="z"' "${@:4}" >/dev/null
+}
+for module in "web-core single s" "web-fragments fragments z"; do
+  set -- $module
+  if ! RUSTUP_TOOLCHAIN=nightly RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" \
+      lean "$@" -Zbuild-std=std,panic_abort 2>/tmp/cairn-lean.log; then
+    echo "warning: nightly's immediate-abort build of pkg/$1 failed (tail of /tmp/cairn-lean.log below); building it with the stable toolchain, 22 kB gzip larger" >&2
+    tail -5 /tmp/cairn-lean.log >&2
+    lean "$@"
+  fi
   rm -f pkg/$1/.gitignore pkg/$1/README.md
 done
 # The command line, `npx cairn-search` (js/bin/cairn.mjs): the native CLI's code as WASI, which

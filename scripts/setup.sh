@@ -20,7 +20,9 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$bindgen_ver
 fi
 command -v wasm-pack >/dev/null || { say "installing wasm-pack (a few minutes)"; cargo install wasm-pack; }
 # cargo-fuzz and the nightly toolchain it builds with (libFuzzer's instrumentation), for the fuzz smoke run.
-rustup run nightly cargo --version >/dev/null 2>&1 || { say "installing the nightly toolchain (for cargo fuzz)"; rustup toolchain install nightly --profile minimal; }
+rustup run nightly cargo --version >/dev/null 2>&1 || { say "installing the nightly toolchain (for cargo fuzz and the lean wasm modules)"; rustup toolchain install nightly --profile minimal; }
+# std's source, which the lean wasm modules rebuild with nightly's immediate-abort panics (build-pkg.sh).
+rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src' || rustup component add rust-src --toolchain nightly
 command -v cargo-fuzz >/dev/null || { say "installing cargo-fuzz (a minute)"; cargo install cargo-fuzz; }
 
 # 2. Chromium and its driver, for the browser tests; clang, which compiles libdeflate (C) for

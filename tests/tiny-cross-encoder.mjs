@@ -62,6 +62,33 @@ export function safetensors(tensors, seed) {
   return { bytes, data, parameters: total };
 }
 
+/** The tensors of a BERT-family encoder with its pooler, as [name, shape, init] (init a standard
+ * deviation, or 'one' / 'zero'), under `prefix` ('bert.', or '' as sentence-transformers saves
+ * an XLMRobertaModel). Dense layers get 1/sqrt(fan-in), not BERT's 0.02: at hidden 32, 0.02
+ * leaves every text the same score ±2e-4. */
+export function encoderTensors({ prefix, vocab, positions, types, hidden: H, intermediate: I, layers, embeddingStd = 0.02, biasStd = 'zero' }) {
+  const tensors = [];
+  const norm = (p) => tensors.push([`${p}.weight`, [H], 'one'], [`${p}.bias`, [H], 'zero']);
+  const dense = (p, out, inp) => tensors.push([`${p}.weight`, [out, inp], 1 / Math.sqrt(inp)], [`${p}.bias`, [out], biasStd]);
+  tensors.push(
+    [`${prefix}embeddings.word_embeddings.weight`, [vocab, H], embeddingStd],
+    [`${prefix}embeddings.position_embeddings.weight`, [positions, H], embeddingStd],
+    [`${prefix}embeddings.token_type_embeddings.weight`, [types, H], 0.02],
+  );
+  norm(`${prefix}embeddings.LayerNorm`);
+  for (let i = 0; i < layers; i++) {
+    const l = `${prefix}encoder.layer.${i}`;
+    for (const m of ['query', 'key', 'value']) dense(`${l}.attention.self.${m}`, H, H);
+    dense(`${l}.attention.output.dense`, H, H);
+    norm(`${l}.attention.output.LayerNorm`);
+    dense(`${l}.intermediate.dense`, I, H);
+    dense(`${l}.output.dense`, H, I);
+    norm(`${l}.output.LayerNorm`);
+  }
+  dense(`${prefix}pooler.dense`, H, H);
+  return tensors;
+}
+
 export function writeTinyCrossEncoder(dir, { shape = 'tiny', seed = 1 } = {}) {
   const s = SHAPES[shape];
   if (!s) throw new Error(`unknown shape ${shape}; use one of ${Object.keys(SHAPES).join(', ')}`);
@@ -75,29 +102,8 @@ export function writeTinyCrossEncoder(dir, { shape = 'tiny', seed = 1 } = {}) {
     position_embedding_type: 'absolute', num_labels: 1,
     id2label: { 0: 'LABEL_0' }, label2id: { LABEL_0: 0 },
   };
-  // [name, shape, init]: init is a standard deviation, or 'one' / 'zero'. Dense layers get
-  // 1/sqrt(fan-in), not BERT's 0.02: at hidden 32, 0.02 leaves every text the same score ±2e-4.
-  const tensors = [];
-  const norm = (p) => tensors.push([`${p}.weight`, [H], 'one'], [`${p}.bias`, [H], 'zero']);
-  const dense = (p, out, inp, std = 1 / Math.sqrt(inp)) =>
-    tensors.push([`${p}.weight`, [out, inp], std], [`${p}.bias`, [out], 'zero']);
-  tensors.push(
-    ['bert.embeddings.word_embeddings.weight', [vocab, H], 0.02],
-    ['bert.embeddings.position_embeddings.weight', [positions, H], 0.02],
-    ['bert.embeddings.token_type_embeddings.weight', [types, H], 0.02],
-  );
-  norm('bert.embeddings.LayerNorm');
-  for (let i = 0; i < s.layers; i++) {
-    const l = `bert.encoder.layer.${i}`;
-    for (const m of ['query', 'key', 'value']) dense(`${l}.attention.self.${m}`, H, H);
-    dense(`${l}.attention.output.dense`, H, H);
-    norm(`${l}.attention.output.LayerNorm`);
-    dense(`${l}.intermediate.dense`, I, H);
-    dense(`${l}.output.dense`, H, I);
-    norm(`${l}.output.LayerNorm`);
-  }
-  dense('bert.pooler.dense', H, H);
-  dense('classifier', 1, H, 0.5);
+  const tensors = encoderTensors({ prefix: 'bert.', vocab, positions, types, hidden: H, intermediate: I, layers: s.layers });
+  tensors.push(['classifier.weight', [1, H], 0.5], ['classifier.bias', [1], 'zero']);
 
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');

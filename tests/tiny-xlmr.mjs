@@ -12,7 +12,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { safetensors } from './tiny-cross-encoder.mjs';
+import { encoderTensors, safetensors } from './tiny-cross-encoder.mjs';
 
 export const SHAPE = { hidden: 64, layers: 3, heads: 4, intermediate: 128, positions: 130, vocab: 1024 };
 const PAD = 1;
@@ -70,25 +70,7 @@ export function writeTinyXlmr(dir, { seed = 7 } = {}) {
     model: { type: 'Unigram', unk_id: 3, vocab: pieces, byte_fallback: false },
   };
 
-  const tensors = [];
-  const norm = (p) => tensors.push([`${p}.weight`, [H], 'one'], [`${p}.bias`, [H], 'zero']);
-  const dense = (p, out, inp) => tensors.push([`${p}.weight`, [out, inp], 1 / Math.sqrt(inp)], [`${p}.bias`, [out], 0.02]);
-  tensors.push(
-    ['embeddings.word_embeddings.weight', [V, H], 0.1],
-    ['embeddings.position_embeddings.weight', [P, H], 0.1],
-    ['embeddings.token_type_embeddings.weight', [1, H], 0.02],
-  );
-  norm('embeddings.LayerNorm');
-  for (let i = 0; i < L; i++) {
-    const l = `encoder.layer.${i}`;
-    for (const m of ['query', 'key', 'value']) dense(`${l}.attention.self.${m}`, H, H);
-    dense(`${l}.attention.output.dense`, H, H);
-    norm(`${l}.attention.output.LayerNorm`);
-    dense(`${l}.intermediate.dense`, I, H);
-    dense(`${l}.output.dense`, H, I);
-    norm(`${l}.output.LayerNorm`);
-  }
-  dense('pooler.dense', H, H);
+  const tensors = encoderTensors({ prefix: '', vocab: V, positions: P, types: 1, hidden: H, intermediate: I, layers: L, embeddingStd: 0.1, biasStd: 0.02 });
   const { bytes, data, parameters } = safetensors(tensors, seed);
 
   // The weights by name, for the reference forward pass.
