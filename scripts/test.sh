@@ -19,7 +19,7 @@ cargo check --target wasm32-unknown-unknown --profile test --lib
 
 step "native build and cargo test"
 cargo build
-cargo test
+cargo test --no-fail-fast
 
 step "fuzz smoke run: every target over its committed corpus, then 10 s of fuzzing (docs/reliability.md)"
 # The same build as the long runs (no sanitizer: the crate is safe Rust natively; overflow
