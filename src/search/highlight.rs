@@ -17,20 +17,29 @@ pub struct TermMatch {
     pub term: String,
 }
 
-/// The byte ranges of `text` whose analyzed term is one of `terms`, in order.
+/// The byte ranges of `text` whose analyzed term is one of `terms`, in order and apart: the
+/// overlapping pairs of a run of ideographs ("東京", "京都" in "東京都") are one match, named by
+/// its first term.
 pub fn term_matches(analyzer: &Analyzer, text: &str, terms: &[String]) -> Vec<TermMatch> {
     if terms.is_empty() {
         return Vec::new();
     }
-    analyzer
-        .tokens(text)
-        .into_iter()
-        .filter(|token| terms.contains(&token.term))
-        .map(|token| TermMatch {
-            bytes: token.start..token.end,
-            term: token.term,
-        })
-        .collect()
+    let mut matches: Vec<TermMatch> = Vec::new();
+    for token in analyzer.tokens(text) {
+        if !terms.contains(&token.term) {
+            continue;
+        }
+        match matches.last_mut() {
+            Some(last) if token.start < last.bytes.end => {
+                last.bytes.end = last.bytes.end.max(token.end)
+            }
+            _ => matches.push(TermMatch {
+                bytes: token.start..token.end,
+                term: token.term,
+            }),
+        }
+    }
+    matches
 }
 
 /// The ranges of `text` whose analyzed term is one of `terms`, in UTF-16 code units.
@@ -213,6 +222,15 @@ mod tests {
             found[0].start, 3,
             "the emoji is two UTF-16 units, then a space"
         );
+    }
+
+    #[test]
+    fn overlapping_pairs_of_ideographs_are_one_highlight() {
+        let analyzer = Analyzer::new(AnalyzerSettings::default());
+        let text = "京都と東京都の間";
+        let found = highlights(&analyzer, text, &analyzer.terms("東京都 京都"));
+        let words: Vec<String> = found.iter().map(|h| slice(text, h.start, h.end)).collect();
+        assert_eq!(words, vec!["京都", "東京都"]);
     }
 
     #[test]
