@@ -16,7 +16,7 @@
 // - Pagefind (its Component UI): `search(query)`, then the data (title, excerpt, sub-results)
 //   of the first 5 results;
 // - cairn (`<cairn-search>`): `search(query, { limit: 32, highlight, snippetLength: 160,
-//   prefix, fuzzy })` through the Cairn client in its worker, grouped by page; lexical
+//   prefix, fuzzy, maxLinks: 0 })` through the Cairn client in its worker, grouped by page; lexical
 //   (`mode: "lexical"`), hybrid with the static tier (no model given), and hybrid with the model
 //   (queries timed once it is in).
 // Needs `scripts/build-pkg.sh`, `pagefind` from npm (bench/README: `npm install pagefind@1`
@@ -102,7 +102,7 @@ async function run(kind) {
         await window.cairn.search("warm up", { limit: 1 });
         await modelReady;
       }
-      const options = { limit: 32, highlight: true, snippetLength: 160, prefix: true, fuzzy: true, ...(kind === "cairn-lexical" ? { mode: "lexical" } : {}) };
+      const options = { limit: 32, highlight: true, snippetLength: 160, prefix: true, fuzzy: true, maxLinks: 0, ...(kind === "cairn-lexical" ? { mode: "lexical" } : {}) };
       window.ask = async (query) => {
         const hits = await window.cairn.search(query, options);
         const pages = [];

@@ -308,7 +308,7 @@ export class CairnSearch extends HTMLElement {
       this.#pages ||= this.#number("limit", 8) || 8;
       const filter = this.#filter();
       const fields = this.#fields();
-      const options = { limit: Math.min(60 * Math.ceil(this.#pages / 8), this.#pages * (this.#number("sections", 3) + 1)), highlight: true, snippetLength: 160, prefix: true, fuzzy: true, ...(filter ? { filter } : {}) };
+      const options = { limit: Math.min(60 * Math.ceil(this.#pages / 8), this.#pages * (this.#number("sections", 3) + 1)), highlight: true, snippetLength: 160, prefix: true, fuzzy: true, maxLinks: 0, ...(filter ? { filter } : {}) };
       // The filter pane's counts, and how many pages there are, from the same query: a field's
       // values are counted under the other fields' filters only, so that its other values can
       // still be added (any of).

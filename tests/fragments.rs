@@ -138,12 +138,13 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
             ..base.clone()
         },
         // As `<cairn-search>` searches: the word being typed completed, typos tolerated (both
-        // look words up in word shards).
+        // look words up in word shards), no links shown (so none fetched).
         SearchOptions {
             prefix: true,
             fuzzy: Fuzzy::On(true),
             highlight: true,
             explain: true,
+            max_links: 0,
             ..base.clone()
         },
         // Filters: each field's fragment fetched, the same documents masked (links to the
@@ -620,9 +621,9 @@ fn a_damaged_or_missing_fragment_fails_its_query_and_nothing_else() {
 }
 
 #[test]
-fn a_text_fragment_naming_a_document_the_index_lacks_is_refused() {
-    // A crafted text fragment whose link leads to a document past the meta's count (a related
-    // or filtered search would index by it) is refused, and the index keeps answering.
+fn a_fragment_naming_a_document_the_index_lacks_is_refused() {
+    // A crafted text or links fragment naming a document past the meta's count (a related or
+    // filtered search would index by it) is refused, and the index keeps answering.
     let dir = tempfile::tempdir().unwrap();
     let single = dir.path().join("single");
     ok(&[
@@ -638,46 +639,48 @@ fn a_text_fragment_naming_a_document_the_index_lacks_is_refused() {
     let fragments = dir.path().join("fragments");
     write::write(&index, &fragments, &small(), &[]).unwrap();
     let mut folder = Folder::open(&fragments).unwrap();
-    let number = folder.index.text_fragment(0);
-    let (pack, offset, length) = folder.index.address(number).unwrap();
-    let packed = std::fs::read(fragments.join("p").join(pack)).unwrap();
-    let plain = |slot: &[u8]| {
-        gunzip(
-            cairn::fragment::unslot(slot).unwrap(),
-            usize::MAX,
-            "fragment",
-        )
-        .unwrap()
+    let plain_bytes = |slot: &[u8]| gunzip(unslot(slot).unwrap(), usize::MAX, "fragment").unwrap();
+    let plain = |number: u32| {
+        let (pack, offset, length) = folder.index.address(number).unwrap();
+        let packed = std::fs::read(fragments.join("p").join(pack)).unwrap();
+        plain_bytes(&packed[offset as usize..(offset + length as u64) as usize])
     };
-    let real = plain(&packed[offset as usize..(offset + length as u64) as usize]);
+    let text = folder.index.text_fragment(0);
+    let links = folder
+        .index
+        .links_fragment(0)
+        .expect("the fixture's pages link");
+    let (real_text, real_links) = (plain(text), plain(links));
     let far = index.documents.len() as u32 + 4_000_000;
+    let stranger = || LinkedDocument {
+        id: "x".into(),
+        doc_type: DocType::Md,
+        title: "x".into(),
+    };
     for forge in 0..3 {
-        let mut fragment = decode(number, &real).unwrap();
-        let Payload::Text(text) = &mut fragment.payload else {
-            panic!("fragment {number} is not text")
+        let (number, mut fragment) = if forge == 1 {
+            (text, decode(text, &real_text).unwrap())
+        } else {
+            (links, decode(links, &real_links).unwrap())
         };
-        let from = text.documents[0].0;
-        let stranger = LinkedDocument {
-            id: "x".into(),
-            doc_type: DocType::Md,
-            title: "x".into(),
-        };
-        match forge {
-            0 => {
-                text.linked.push((far, stranger));
-                text.links.push(DocLink {
-                    from,
-                    to: far,
-                    text: "away".into(),
-                    rel: None,
-                });
+        match &mut fragment.payload {
+            Payload::Links(l) => {
+                l.linked.push((far, stranger()));
+                if forge == 0 {
+                    l.links.push(DocLink {
+                        from: l.first_document,
+                        to: far,
+                        text: "away".into(),
+                        rel: None,
+                    });
+                }
             }
-            1 => text.documents[0].0 = far,
-            _ => text.linked.push((far, stranger)),
+            Payload::Text(t) => t.documents[0].0 = far,
+            _ => panic!("fragment {number} is neither text nor links"),
         }
         let error = folder
             .index
-            .add(number, &plain(&write::encode(&fragment).unwrap().0))
+            .add(number, &plain_bytes(&write::encode(&fragment).unwrap().0))
             .unwrap_err();
         assert!(
             error.to_string().contains("does not agree with the meta"),
@@ -695,6 +698,46 @@ fn a_text_fragment_naming_a_document_the_index_lacks_is_refused() {
             .unwrap()
             .is_empty()
     );
+}
+
+#[test]
+fn a_search_that_shows_no_links_reads_none() {
+    // Links are fragments of their own: the box's search (`maxLinks: 0`) reads the same hits
+    // and fewer bytes than one that lists links.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    ok(&[
+        "index",
+        "tests/fixtures/linked",
+        "--no-embed",
+        "--layout",
+        "fragments",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let read = |max_links: u32| {
+        let mut folder = Folder::open(&out).unwrap();
+        let options = SearchOptions {
+            max_links,
+            now: Some(NOW),
+            ..SearchOptions::default()
+        };
+        let hits = search(&mut folder, "alpine", QueryContext::default(), &options).unwrap();
+        (hits, folder.bytes)
+    };
+    let (without, fewer) = read(0);
+    let (with, more) = read(5);
+    assert!(
+        fewer < more,
+        "{fewer} bytes read without links, {more} with"
+    );
+    assert!(with.iter().any(|h| !h.links.is_empty()));
+    assert!(without
+        .iter()
+        .all(|h| h.links.is_empty() && h.links_elided == 0));
+    let ids =
+        |hits: &[cairn::hit::SearchHit]| hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&without), ids(&with));
 }
 
 #[test]

@@ -83,6 +83,9 @@ pub struct Meta {
     pub fields: Vec<String>,
     /// Whether the dates fragment (after the field fragments) exists: some document is dated.
     pub dates: bool,
+    /// How many documents each links fragment covers, in document order (the fragments after
+    /// the dates); empty when no document links to another.
+    pub link_documents: Vec<u32>,
     /// The most bytes any fragment inflates to (its envelope): what a reader lets a fragment's
     /// gzip inflate to, at most, so a damaged or crafted fragment costs no more memory than the
     /// largest real one.
@@ -118,6 +121,7 @@ pub enum Payload {
     Partition(Partition),
     Field(FieldValues),
     Dates(DocumentDates),
+    Links(LinksFragment),
 }
 
 /// Each dated document's date (its `updated`, else its `created`) in seconds since 1970, by
@@ -188,17 +192,24 @@ pub struct WordShard {
     pub frequencies: Vec<u32>,
 }
 
-/// The chunks `first_chunk..first_chunk + chunks.len()`, their documents, and those documents'
-/// links with the other end's name.
+/// The chunks `first_chunk..first_chunk + chunks.len()` and their documents. Their links are
+/// in links fragments of their own, which only a search that shows links fetches (on a built
+/// site, where every page links to dozens and is linked from hundreds, links were four fifths
+/// of the text fragments' bytes).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct TextFragment {
     pub first_chunk: u32,
     pub chunks: Vec<Chunk>,
     /// (document id, document), the summary already resolved (`Index::summary`).
     pub documents: Vec<(u32, Document)>,
-    /// Every link out of and into those documents.
+}
+
+/// The links of documents `first_document..` (as many as the meta's `link_documents` says):
+/// every link out of and into them, and what a link shows of each document at a link's end.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct LinksFragment {
+    pub first_document: u32,
     pub links: Vec<DocLink>,
-    /// The documents at the other end of those links that are not in `documents`.
     pub linked: Vec<(u32, LinkedDocument)>,
 }
 
@@ -369,6 +380,11 @@ impl Meta {
     pub fn dates_fragment(&self) -> Option<u32> {
         self.dates
             .then(|| self.fields_start() + self.fields.len() as u32)
+    }
+
+    /// The first links fragment (the last fragments).
+    pub fn links_start(&self) -> u32 {
+        self.fields_start() + self.fields.len() as u32 + self.dates as u32
     }
 
     /// The term shard that holds `term`, if any could.

@@ -13,14 +13,14 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{
-    binary_code, Centroids, DocumentDates, FieldValues, Fragment, Lengths, LinkedDocument, Meta,
-    Partition, Payload, TermPostings, TermShard, TextFragment, VectorMeta, WordShard,
-    FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
+    binary_code, Centroids, DocumentDates, FieldValues, Fragment, Lengths, LinkedDocument,
+    LinksFragment, Meta, Partition, Payload, TermPostings, TermShard, TextFragment, VectorMeta,
+    WordShard, FRAGMENT_MAGIC, META_FILE, META_MAGIC, PACK_DIR,
 };
 use crate::error::{Error, Result};
 use crate::index::lexical::length_byte;
 use crate::index::vector::dot;
-use crate::index::Index;
+use crate::index::{DocLink, Index};
 use crate::search::filter;
 use crate::store::envelope::{compress, seal, Stream};
 use crate::store::pack::{hex, quantize_into};
@@ -116,7 +116,14 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     let dates = document_dates(index);
     let has_dates = !dates.docs.is_empty();
     let last = has_dates.then_some(Payload::Dates(dates));
-    for payload in values.into_iter().map(Payload::Field).chain(last) {
+    // The links fragments last: only a search that shows links fetches them.
+    let (link_documents, links) = link_fragments(index, options.text_bytes.max(1) * 4);
+    for payload in values
+        .into_iter()
+        .map(Payload::Field)
+        .chain(last)
+        .chain(links.into_iter().map(Payload::Links))
+    {
         let number = encoded.len() as u32;
         let (slot, size) = encode(&Fragment { number, payload })?;
         inflated = inflated.max(size);
@@ -161,6 +168,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
         fragment_lengths: Vec::new(),
         fields,
         dates: has_dates,
+        link_documents,
         max_inflated: u32::try_from(inflated)
             .map_err(|_| Error::InvalidIndex("a fragment is larger than 4 GB".into()))?,
     };
@@ -385,8 +393,8 @@ fn word_shards(index: &Index, size: usize) -> (Vec<String>, Vec<WordShard>) {
     (firsts, shards)
 }
 
-/// Chunks in order, cut after about `size` bytes of text, with their documents and links; and
-/// how many chunks each holds.
+/// Chunks in order, cut after about `size` bytes of text, with their documents; and how many
+/// chunks each holds.
 fn text_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<TextFragment>) {
     let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
     let mut bytes = 0;
@@ -405,20 +413,6 @@ fn text_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<TextFragment>) {
             let chunks = index.chunks[range.clone()].to_vec();
             let mut docs: Vec<u32> = chunks.iter().map(|c| c.doc).collect();
             docs.dedup();
-            let mut links = Vec::new();
-            for &d in &docs {
-                links.extend(index.links_from(d).iter().cloned());
-                links.extend(index.links_to(d).filter(|l| l.from != d).cloned());
-            }
-            links.sort_by_key(|l| (l.from, l.to));
-            links.dedup();
-            let mut linked: Vec<u32> = links
-                .iter()
-                .flat_map(|l| [l.from, l.to])
-                .filter(|d| docs.binary_search(d).is_err())
-                .collect();
-            linked.sort_unstable();
-            linked.dedup();
             TextFragment {
                 first_chunk: range.start as u32,
                 chunks,
@@ -430,8 +424,59 @@ fn text_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<TextFragment>) {
                         (d, document)
                     })
                     .collect(),
+            }
+        })
+        .collect();
+    (counts, fragments)
+}
+
+/// Documents in order, cut after about `size` bytes of links (each document's links out and
+/// in), with what a link shows of each document at its other end; and how many documents each
+/// covers. None when no document links to another.
+fn link_fragments(index: &Index, size: usize) -> (Vec<u32>, Vec<LinksFragment>) {
+    if index.links.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let bytes_of = |d: u32| -> usize {
+        let into = index.links_to(d).filter(|l| l.from != d);
+        index
+            .links_from(d)
+            .iter()
+            .chain(into)
+            .map(|l| l.text.len() + 8)
+            .sum()
+    };
+    let mut ranges: Vec<std::ops::Range<u32>> = Vec::new();
+    let mut bytes = 0;
+    for d in 0..index.documents.len() as u32 {
+        if ranges.is_empty() || bytes >= size {
+            ranges.push(d..d);
+            bytes = 0;
+        }
+        ranges.last_mut().expect("pushed above").end = d + 1;
+        bytes += bytes_of(d);
+    }
+    let counts = ranges.iter().map(|r| r.len() as u32).collect();
+    let fragments = ranges
+        .into_iter()
+        .map(|range| {
+            // Each link once: out of a document of the range, or into one from outside it; in
+            // the index's order between the same two documents.
+            let mut links: Vec<DocLink> = range
+                .clone()
+                .flat_map(|d| {
+                    let into = index.links_to(d).filter(|l| !range.contains(&l.from));
+                    index.links_from(d).iter().chain(into).cloned()
+                })
+                .collect();
+            links.sort_by_key(|l| (l.from, l.to));
+            let mut ends: Vec<u32> = links.iter().flat_map(|l| [l.from, l.to]).collect();
+            ends.sort_unstable();
+            ends.dedup();
+            LinksFragment {
+                first_document: range.start,
                 links,
-                linked: linked
+                linked: ends
                     .into_iter()
                     .map(|d| {
                         let doc = &index.documents[d as usize];

@@ -85,7 +85,7 @@ pub struct SearchHit {
     /// Links between this hit's document and other indexed documents, outgoing first, capped by
     /// `maxLinks`. An annotation: it never changes the ranking.
     pub links: Vec<HitLink>,
-    /// How many links were left out for length.
+    /// How many links were left out for length (0 with `maxLinks: 0`, which reads none).
     pub links_elided: u32,
     /// Set on a hit that `related` reached by following links rather than by matching the query:
     /// the link's words and the path. Such a hit comes after the direct hits; empty on a direct hit.

@@ -66,10 +66,16 @@ fn hits<S: Source + ?Sized>(
         let to = c.chunk.saturating_add(options.expand).min(all.end - 1);
         wanted.extend(from..=to);
     }
-    if let Some(wait) = texts_needed(source, &wanted) {
+    let direct: Vec<u32> = chosen.iter().map(|c| source.doc_of(c.chunk)).collect();
+    // Their documents' links, in the same round, only when the hits show them or follow them.
+    let links = if options.max_links > 0 || options.related {
+        &direct[..]
+    } else {
+        &[]
+    };
+    if let Some(wait) = texts_needed(source, &wanted, links) {
         return Ok(wait.widen());
     }
-    let direct: Vec<u32> = chosen.iter().map(|c| source.doc_of(c.chunk)).collect();
     let related = if options.related {
         match related(source, &direct, &r.retrieved, options, &mut wanted) {
             Ok(related) => related,
@@ -170,6 +176,10 @@ fn related<S: Source + ?Sized>(
                         source.want_text(c.chunk, &mut need);
                     }
                 }
+                if hop < options.related_hops {
+                    // The next hop follows its links: fetched with its text.
+                    source.want_links(link.to, &mut need);
+                }
                 let via = Via {
                     text: link.text.clone(),
                     path: path.join(" → "),
@@ -202,11 +212,15 @@ fn sorted(mut chunks: Vec<u32>) -> Vec<u32> {
     chunks
 }
 
-/// The text of `chunks` not held yet, as a step; none when all are in.
-fn texts_needed<S: Source + ?Sized>(source: &S, chunks: &[u32]) -> Option<Wait> {
+/// The text of `chunks` and the links of `documents` not held yet, as a step; none when all
+/// are in.
+fn texts_needed<S: Source + ?Sized>(source: &S, chunks: &[u32], documents: &[u32]) -> Option<Wait> {
     let mut need = Need::default();
     for &c in chunks {
         source.want_text(c, &mut need);
+    }
+    for &d in documents {
+        source.want_links(d, &mut need);
     }
     need.wait()
 }
@@ -270,7 +284,7 @@ pub fn search_documents<S: Source + ?Sized>(
             wanted_chunks.extend(matched[doc].iter().map(|&(c, _)| c));
         }
     }
-    if let Some(wait) = texts_needed(source, &wanted_chunks) {
+    if let Some(wait) = texts_needed(source, &wanted_chunks, &[]) {
         return Ok(wait.widen());
     }
     let results = match r.lexical {

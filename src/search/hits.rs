@@ -295,8 +295,12 @@ fn neighbors(index: &Index, chunk: u32, n: u32) -> Neighbors {
 }
 
 /// The document's links to documents the filter lets through, outgoing first, at most `max`;
-/// and how many of those were left out.
+/// and how many of those were left out. None, and none counted, with `max` 0: a search that
+/// shows no links never reads them (a fragmented index does not fetch them).
 fn links_of(index: &Index, doc: u32, max: usize, retrieved: &Retrieved) -> (Vec<HitLink>, u32) {
+    if max == 0 {
+        return (Vec::new(), 0);
+    }
     let link = |other: u32, l: &crate::index::DocLink, direction| {
         let document = &index.documents[other as usize];
         HitLink {

@@ -203,10 +203,11 @@ pub trait Source {
     /// Document `doc`'s update (else creation) time, in seconds since 1970.
     fn date(&self, doc: u32) -> Option<i64>;
 
-    /// The text of chunk `chunk`, its document and that document's links.
+    /// The text of chunk `chunk` and its document.
     fn want_text(&self, _chunk: u32, _need: &mut Need) {}
-    /// The links out of document `doc`, sorted by target (the text of one of its chunks
-    /// wanted before; a document of no chunks has none here).
+    /// Document `doc`'s links out and in, and what they show of the documents at their ends.
+    fn want_links(&self, _doc: u32, _need: &mut Need) {}
+    /// The links out of document `doc`, sorted by target (its links wanted before).
     fn links_from(&self, doc: u32) -> Vec<DocLink>;
     /// The text a cross-encoder reads of chunk `chunk` (wanted before).
     fn indexed_text(&self, chunk: u32) -> String;

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{
-    Address, Centroids, Fragment, Meta, Partition, Payload, TermShard, TextFragment, WordShard,
-    FRAGMENT_MAGIC, META_MAGIC,
+    Address, Centroids, Fragment, LinksFragment, Meta, Partition, Payload, TermShard, TextFragment,
+    WordShard, FRAGMENT_MAGIC, META_MAGIC,
 };
 use crate::error::{Error, Result};
 use crate::index::format::{lengths_in_range, settings_in_range};
@@ -42,6 +42,8 @@ pub struct Fragmented {
     meta: Meta,
     /// Each text fragment's first chunk, and where each fragment is (from the meta).
     text_starts: Vec<u32>,
+    /// Each links fragment's first document (from the meta).
+    link_starts: Vec<u32>,
     addresses: Vec<Address>,
     /// Each pack's length in bytes (its fragments end to end).
     pack_lengths: Vec<u64>,
@@ -52,6 +54,7 @@ pub struct Fragmented {
     terms: HashMap<u32, TermShard>,
     words: HashMap<u32, WordShard>,
     text: HashMap<u32, TextFragment>,
+    links: HashMap<u32, LinksFragment>,
     centroids: Option<Centroids>,
     partitions: HashMap<u32, Partition>,
     /// Vector records added: (records fragment, record) → int8 components and scale.
@@ -147,7 +150,8 @@ impl Fragmented {
                 .as_ref()
                 .map_or(0, |v| 1 + 2 * v.partitions as u64)
             + meta.fields.len() as u64
-            + meta.dates as u64;
+            + meta.dates as u64
+            + meta.link_documents.len() as u64;
         if meta.document_lengths.len() != meta.document_chunks.len()
             || fragments != expected
             || meta.pack_fragments.len() != meta.packs.len()
@@ -172,6 +176,10 @@ impl Fragmented {
                     || v.scan_codes == 0
             })
             || meta.fields.windows(2).any(|w| w[0] >= w[1])
+            || meta.link_documents.contains(&0)
+            || (!meta.link_documents.is_empty()
+                && meta.link_documents.iter().map(|&n| n as u64).sum::<u64>()
+                    != meta.document_chunks.len() as u64)
         {
             return Err(damaged("the meta file's tables do not agree".into()));
         }
@@ -180,6 +188,12 @@ impl Fragmented {
         let mut next = 0u32;
         for &n in &meta.text_chunks {
             text_starts.push(next);
+            next += n;
+        }
+        let mut link_starts = Vec::with_capacity(meta.link_documents.len());
+        let mut next = 0u32;
+        for &n in &meta.link_documents {
+            link_starts.push(next);
             next += n;
         }
         let mut addresses = Vec::with_capacity(meta.fragment_lengths.len());
@@ -219,6 +233,7 @@ impl Fragmented {
             statics: meta.statics.clone().map(StaticTable::new),
             meta,
             text_starts,
+            link_starts,
             addresses,
             pack_lengths,
             documents,
@@ -226,6 +241,7 @@ impl Fragmented {
             terms: HashMap::new(),
             words: HashMap::new(),
             text: HashMap::new(),
+            links: HashMap::new(),
             centroids: None,
             partitions: HashMap::new(),
             records: HashMap::new(),
@@ -315,6 +331,15 @@ impl Fragmented {
         self.meta.text_start() + i as u32
     }
 
+    /// The links fragment that holds document `doc`'s links, if the index has links.
+    pub fn links_fragment(&self, doc: u32) -> Option<u32> {
+        let i = self
+            .link_starts
+            .partition_point(|&d| d <= doc)
+            .checked_sub(1)?;
+        Some(self.meta.links_start() + i as u32)
+    }
+
     /// Where fragment `number` is: (pack file name, offset, length).
     pub fn address(&self, number: u32) -> Option<(&str, u64, u32)> {
         let a = self.addresses.get(number as usize)?;
@@ -326,6 +351,7 @@ impl Fragmented {
         self.terms.len()
             + self.words.len()
             + self.text.len()
+            + self.links.len()
             + self.partitions.len()
             + self.records.len()
             + self.centroids.is_some() as usize
@@ -412,21 +438,18 @@ impl Fragmented {
                 let i = (number - text_start) as usize;
                 let end = self.text_starts[i] as u64 + meta.text_chunks[i] as u64;
                 let docs = order::set(text.documents.iter().map(|(d, _)| *d));
-                let known = |d: u32| docs.contains(&d) || text.linked.iter().any(|(l, _)| *l == d);
-                let documents = meta.document_chunks.len() as u32;
                 if text.first_chunk != self.text_starts[i]
                     || text.first_chunk as u64 + text.chunks.len() as u64 != end
                     || text.chunks.iter().enumerate().any(|(k, c)| {
                         self.documents.of_chunk[text.first_chunk as usize + k] != c.doc
                             || !docs.contains(&c.doc)
                     })
-                    || text.links.iter().any(|l| !known(l.from) || !known(l.to))
+                    || docs.len() != text.documents.len()
                     || docs
-                        .iter()
-                        .chain(text.linked.iter().map(|(d, _)| d))
-                        .any(|&d| d >= documents)
+                        .last()
+                        .is_some_and(|&d| d as usize >= meta.document_chunks.len())
                 {
-                    return bad("its chunks, documents or links");
+                    return bad("its chunks or documents");
                 }
                 self.text.insert(number, text);
             }
@@ -488,6 +511,28 @@ impl Fragmented {
                     return bad("its documents or dates");
                 }
                 self.dates = Some(d.docs.into_iter().zip(d.unix_seconds).collect());
+            }
+            Payload::Links(l) if number >= meta.links_start() => {
+                let i = (number - meta.links_start()) as usize;
+                let Some(&first) = self.link_starts.get(i) else {
+                    return bad("it is another kind of fragment");
+                };
+                let covered = first..first + meta.link_documents[i];
+                let ends = order::set(l.linked.iter().map(|(d, _)| *d));
+                if l.first_document != first
+                    || ends.len() != l.linked.len()
+                    || l.links.iter().any(|k| {
+                        !(covered.contains(&k.from) || covered.contains(&k.to))
+                            || !ends.contains(&k.from)
+                            || !ends.contains(&k.to)
+                    })
+                    || ends
+                        .last()
+                        .is_some_and(|&d| d as usize >= meta.document_chunks.len())
+                {
+                    return bad("its links");
+                }
+                self.links.insert(number, l);
             }
             _ => return bad("it is another kind of fragment"),
         }

@@ -80,20 +80,37 @@ impl Folder {
             let slot = self.read(f, None)?;
             self.index.add_slot(f, &slot)?;
         }
+        let first_links = meta.links_start();
+        let link_fragments = first_links..first_links + meta.link_documents.len() as u32;
+        for f in link_fragments.clone() {
+            let slot = self.read(f, None)?;
+            self.index.add_slot(f, &slot)?;
+        }
         let index = &self.index;
         let mut documents = vec![None; meta.document_chunks.len()];
         let mut chunks = Vec::with_capacity(index.chunk_count());
-        let mut links = Vec::new();
         for f in text {
             let fragment = &index.text[&f];
             chunks.extend(fragment.chunks.iter().cloned());
-            links.extend(fragment.links.iter().cloned());
             for (d, document) in &fragment.documents {
                 documents[*d as usize].get_or_insert_with(|| document.clone());
             }
         }
+        // Each link from the fragment of the document it leaves.
+        let mut links = Vec::new();
+        for f in link_fragments {
+            let fragment = &index.links[&f];
+            let covered = fragment.first_document
+                ..fragment.first_document + meta.link_documents[(f - first_links) as usize];
+            links.extend(
+                fragment
+                    .links
+                    .iter()
+                    .filter(|l| covered.contains(&l.from))
+                    .cloned(),
+            );
+        }
         links.sort_by_key(|l| (l.from, l.to));
-        links.dedup();
         let mut documents: Vec<_> = documents
             .into_iter()
             .map(|d| d.ok_or_else(|| super::damaged("a document is in no text fragment".into())))

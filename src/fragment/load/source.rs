@@ -210,9 +210,9 @@ impl Fragmented {
         (scored, rescore)
     }
 
-    /// An index of the `chunks` (loaded) and their documents, with those documents' links and
-    /// the documents at the links' other ends; and the number of each of its chunks and
-    /// documents in the whole index.
+    /// An index of the `chunks` (loaded) and their documents, with those documents' links (those
+    /// whose links fragment is added) and the documents at the links' other ends; and the
+    /// number of each of its chunks and documents in the whole index.
     fn build_view(&self, chunks: &[u32], lexical: LexicalIndex) -> (Index, Vec<u32>, Vec<u32>) {
         // Every document the fragments read here describe, in full or as a link's other end.
         let mut known: BTreeMap<u32, Document> = BTreeMap::new();
@@ -223,19 +223,24 @@ impl Fragmented {
             let text = &self.text[&self.text_fragment(c)];
             let chunk = &text.chunks[(c - text.first_chunk) as usize];
             found.push(chunk);
-            if hit_docs.insert(chunk.doc) {
-                links.extend(
-                    text.links
-                        .iter()
-                        .filter(|l| l.from == chunk.doc || l.to == chunk.doc)
-                        .cloned(),
-                );
-            }
             for (d, document) in &text.documents {
                 known.insert(*d, document.clone());
             }
-            for (d, l) in &text.linked {
-                known.entry(*d).or_insert_with(|| stub(l));
+            if !hit_docs.insert(chunk.doc) {
+                continue;
+            }
+            let held = self.links_fragment(chunk.doc);
+            if let Some(l) = held.and_then(|f| self.links.get(&f)) {
+                let doc = chunk.doc;
+                links.extend(
+                    l.links
+                        .iter()
+                        .filter(|k| k.from == doc || k.to == doc)
+                        .cloned(),
+                );
+                for (d, linked) in &l.linked {
+                    known.entry(*d).or_insert_with(|| stub(linked));
+                }
             }
         }
         order::sort_by(&mut links, |a, b| (a.from, a.to).cmp(&(b.from, b.to)));
@@ -432,22 +437,20 @@ impl Source for Fragmented {
             need.fragments.push(f);
         }
     }
-    /// From a loaded text fragment of one of its chunks (each holds its documents' links).
-    fn links_from(&self, doc: u32) -> Vec<DocLink> {
-        let chunks = self.chunks_of(doc);
-        if chunks.is_empty() {
-            return Vec::new();
+    fn want_links(&self, doc: u32, need: &mut Need) {
+        if let Some(f) = self
+            .links_fragment(doc)
+            .filter(|f| !self.links.contains_key(f))
+        {
+            need.fragments.push(f);
         }
-        let fragments = self.text_fragment(chunks.start)..=self.text_fragment(chunks.end - 1);
-        let Some(text) = fragments.filter_map(|f| self.text.get(&f)).next() else {
+    }
+    /// From its added links fragment.
+    fn links_from(&self, doc: u32) -> Vec<DocLink> {
+        let Some(l) = self.links_fragment(doc).and_then(|f| self.links.get(&f)) else {
             return Vec::new();
         };
-        let mut links: Vec<DocLink> = text
-            .links
-            .iter()
-            .filter(|l| l.from == doc)
-            .cloned()
-            .collect();
+        let mut links: Vec<DocLink> = l.links.iter().filter(|k| k.from == doc).cloned().collect();
         order::sort_by(&mut links, |a, b| a.to.cmp(&b.to));
         links
     }
