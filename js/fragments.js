@@ -78,7 +78,11 @@ async function get(url, range, timeout, stats, limitOf) {
     controller.abort();
   }, timeout);
   try {
-    const response = await fetch(url, { signal: controller.signal, ...(range && { headers: { Range: `bytes=${range[0]}-${range[1] - 1}` } }) });
+    // `no-store`: past the browser's HTTP cache, which lets one request at a time read or write
+    // a URL (Chromium's cache lock), so a round's range requests into one pack went one after
+    // another, a round trip each. The loader keeps what it fetched itself (in memory, and in
+    // the Cache API for the next visit).
+    const response = await fetch(url, { signal: controller.signal, cache: "no-store", ...(range && { headers: { Range: `bytes=${range[0]}-${range[1] - 1}` } }) });
     stats.requests += 1;
     if (response.status !== 200 && response.status !== 206) throw new Error(`HTTP ${response.status} ${response.statusText}`.trimEnd());
     const limit = limitOf(response);
