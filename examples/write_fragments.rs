@@ -2,7 +2,7 @@
 //! sizes cost per query (`bench/fragments.mjs`) without building the index again.
 //!
 //!   cargo run --example write_fragments -- INDEX_DIR OUT_DIR [--shard-postings N] [--shard-words N]
-//!       [--text-bytes N] [--pack-bytes N] [--partitions N] [--scan-codes N]
+//!       [--text-bytes N] [--link-bytes N] [--pack-bytes N] [--partitions N] [--scan-codes N]
 
 use std::path::PathBuf;
 
@@ -12,7 +12,7 @@ use cairn::index::format;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [source, out, ..] = &args[..] else {
-        return Err("usage: write_fragments INDEX_DIR OUT_DIR [--shard-postings N] [--shard-words N] [--text-bytes N] [--pack-bytes N] [--partitions N] [--scan-codes N]".into());
+        return Err("usage: write_fragments INDEX_DIR OUT_DIR [--shard-postings N] [--shard-words N] [--text-bytes N] [--link-bytes N] [--pack-bytes N] [--partitions N] [--scan-codes N]".into());
     };
     let flag = |name: &str| -> Option<usize> {
         let i = args.iter().position(|a| a == name)?;
@@ -23,6 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         shard_postings: flag("--shard-postings").unwrap_or(defaults.shard_postings),
         shard_words: flag("--shard-words").unwrap_or(defaults.shard_words),
         text_bytes: flag("--text-bytes").unwrap_or(defaults.text_bytes),
+        link_bytes: flag("--link-bytes").unwrap_or(defaults.link_bytes),
         pack_bytes: flag("--pack-bytes").unwrap_or(defaults.pack_bytes),
         partitions: flag("--partitions").or(defaults.partitions),
         scan_codes: flag("--scan-codes").map_or(defaults.scan_codes, |n| n as u32),

@@ -109,6 +109,7 @@ fn small() -> Options {
         shard_postings: 7,
         shard_words: 5,
         text_bytes: 300,
+        link_bytes: 1,
         pack_bytes: 2_000,
         ..Options::default()
     }
@@ -170,6 +171,11 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
             related: true,
             related_hops: 2,
             max_links: 2,
+            ..base.clone()
+        },
+        SearchOptions {
+            limit: 1,
+            related: true,
             ..base.clone()
         },
         SearchOptions {

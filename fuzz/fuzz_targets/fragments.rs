@@ -28,7 +28,7 @@ fn sample() -> &'static Sample {
     static SAMPLE: OnceLock<Sample> = OnceLock::new();
     SAMPLE.get_or_init(|| {
         let index = sample_index(Vectors::Int8);
-        let options = Options { shard_postings: 5, shard_words: 4, text_bytes: 100, pack_bytes: 1 << 30, partitions: Some(3), ..Options::default() };
+        let options = Options { shard_postings: 5, shard_words: 4, text_bytes: 100, link_bytes: 64, pack_bytes: 1 << 30, partitions: Some(3), ..Options::default() };
         let layout = layout(&index, &options).expect("the sample cuts");
         let meta = gunzip(&layout.meta, usize::MAX, "meta").expect("gzip");
         let reader = Fragmented::from_envelope(&meta).expect("the sample opens");

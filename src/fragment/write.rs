@@ -33,6 +33,8 @@ pub struct Options {
     pub shard_postings: usize,
     pub shard_words: usize,
     pub text_bytes: usize,
+    /// About how many bytes of links a links fragment holds (a document with more is one alone).
+    pub link_bytes: usize,
     pub pack_bytes: usize,
     /// IVF partitions (default: `default_partitions`).
     pub partitions: Option<usize>,
@@ -46,6 +48,7 @@ impl Default for Options {
             shard_postings: 1_000,
             shard_words: 250,
             text_bytes: 1024,
+            link_bytes: 4096,
             pack_bytes: 1 << 20,
             partitions: None,
             scan_codes: SCAN_CODES,
@@ -117,7 +120,7 @@ pub fn layout(index: &Index, options: &Options) -> Result<Layout> {
     let has_dates = !dates.docs.is_empty();
     let last = has_dates.then_some(Payload::Dates(dates));
     // The links fragments last: only a search that shows links fetches them.
-    let (link_documents, links) = link_fragments(index, options.text_bytes.max(1) * 4);
+    let (link_documents, links) = link_fragments(index, options.link_bytes.max(1));
     for payload in values
         .into_iter()
         .map(Payload::Field)

@@ -170,14 +170,13 @@ fn related<S: Source + ?Sized>(
                     Some(&c) => Some(c.clone()),
                     None => (!chunks.is_empty()).then(|| Candidate::unretrieved(chunks.start)),
                 };
-                if found.len() < most {
-                    if let Some(c) = &shown {
-                        wanted.push(c.chunk);
-                        source.want_text(c.chunk, &mut need);
-                    }
+                let listed = found.len() < most && shown.is_some();
+                if let Some(c) = shown.as_ref().filter(|_| listed) {
+                    wanted.push(c.chunk);
+                    source.want_text(c.chunk, &mut need);
                 }
-                if hop < options.related_hops {
-                    // The next hop follows its links: fetched with its text.
+                // Its links, with its text: its hit lists them, or the next hop follows them.
+                if (listed && options.max_links > 0) || hop < options.related_hops {
                     source.want_links(link.to, &mut need);
                 }
                 let via = Via {
