@@ -184,18 +184,15 @@ impl Fragmented {
             return Err(damaged("the meta file's tables do not agree".into()));
         }
         let chunks = chunks as usize;
-        let mut text_starts = Vec::with_capacity(meta.text_chunks.len());
-        let mut next = 0u32;
-        for &n in &meta.text_chunks {
-            text_starts.push(next);
-            next += n;
-        }
-        let mut link_starts = Vec::with_capacity(meta.link_documents.len());
-        let mut next = 0u32;
-        for &n in &meta.link_documents {
-            link_starts.push(next);
-            next += n;
-        }
+        // Each text fragment's first chunk and links fragment's first document (their counts'
+        // sums were checked above).
+        let starts = |counts: &[u32]| -> Vec<u32> {
+            counts
+                .iter()
+                .scan(0u32, |next, &n| Some(std::mem::replace(next, *next + n)))
+                .collect()
+        };
+        let (text_starts, link_starts) = (starts(&meta.text_chunks), starts(&meta.link_documents));
         let mut addresses = Vec::with_capacity(meta.fragment_lengths.len());
         let mut pack_lengths = Vec::with_capacity(meta.packs.len());
         let mut lengths = meta.fragment_lengths.iter().enumerate();
