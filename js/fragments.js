@@ -31,7 +31,9 @@ export const FETCH_TIMEOUT = 30_000;
 const MANY_RUNS = 32;
 /** A browser has at most six requests to a host in flight over HTTP/1.1, so each six more in a
  * round costs another round trip: while a round has more than ROUND_REQUESTS, the two ranges of
- * a pack nearest each other are joined, as long as that adds at most SPARE_BYTES to the round. */
+ * a pack nearest each other are joined, as long as that adds at most SPARE_BYTES to the round
+ * (more breaks the byte budgets of a hybrid query on a 100k-chunk site, whose vector records
+ * are scattered). Over HTTP/2 and HTTP/3 a round's requests all go at once: none are joined. */
 const ROUND_REQUESTS = 6;
 const SPARE_BYTES = 8192;
 /** The most requests a loader has in flight: a browser fails requests past a few thousand. */
@@ -136,6 +138,9 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
   let ranges; // undefined until the host shows whether it honours Range: a 206, or a whole pack that checks
   const packs = new Map(); // pack name → Promise<Uint8Array> of a whole pack (resolved only once checked)
   const inflight = new Map(); // key → Promise, so parallel searches share one fetch
+  // What the cache holds, listed once: a request it lacks (every one, on a first visit) costs no
+  // lookup (each costs this thread a fraction of a millisecond).
+  const listed = cache?.keys().then((keys) => new Set(keys.map((k) => k.url)), () => null);
 
   /** Refuses `bytes` unless they are the pack `name` of `length` bytes; `answer` says what came. */
   async function checkPack(name, length, bytes, answer) {
@@ -206,9 +211,10 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
   async function fetchAll(requests) {
     const got = new Map();
     const missing = [];
+    const held = await listed;
     const cached = await Promise.all(
       requests.map(async (r) => {
-        const hit = cache && (await cache.match(cacheKey(r)).catch(() => undefined));
+        const hit = cache && (!held || held.has(cacheKey(r))) && (await cache.match(cacheKey(r)).catch(() => undefined));
         return hit ? new Uint8Array(await hit.arrayBuffer()) : null;
       }),
     );
@@ -259,8 +265,9 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
             packs.delete(r.pack);
             throw e;
           }
-          // Kept for the next visit only once the index has checked and taken it.
-          if (fetched) cache?.put(cacheKey(r), new Response(bytes)).catch(() => {});
+          // Kept for the next visit only once the index has checked and taken it, and after the
+          // search has answered (a put costs about half a millisecond of this thread).
+          if (fetched && cache) setTimeout(() => cache.put(cacheKey(r), new Response(bytes)).catch(() => {}));
         });
         inflight.set(key(r), one);
         // A failed request is forgotten, so the next search that needs it tries again.
@@ -316,12 +323,14 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score, 
   const base = new URL("p/", metaUrl);
   const cache = await openCache(index.hash);
   const stats = { requests: 1, bytes: metaBytes.length, fromCache: 0 };
+  // Over HTTP/2 and HTTP/3 a round's requests all go at once: none are joined (ROUND_REQUESTS).
+  const protocol = globalThis.performance?.getEntriesByName?.(String(metaUrl))?.at(-1)?.nextHopProtocol ?? "";
   const load = packLoader({
     base,
     cache,
     stats,
     timeout,
-    joinClose: true,
+    joinClose: !/^h[23]/.test(protocol),
     key: (r) => (r.row !== undefined ? `row/${r.row}` : r.record === undefined ? `${r.fragment}` : `${r.fragment}/${r.record}`),
     cacheKey: (r) => new URL(r.row !== undefined ? `${r.pack}?row=${r.row}` : `${r.pack}?fragment=${r.fragment}${r.record === undefined ? "" : `&record=${r.record}`}`, base).href,
     describe: (run) => {

@@ -747,6 +747,53 @@ fn a_search_that_shows_no_links_reads_none() {
 }
 
 #[test]
+fn a_typed_word_and_its_completions_cost_one_round_before_the_text() {
+    // The term shards a typed word's completions stand for come with its word shards, so a
+    // prefix search takes the round of its terms and the round of its hits' text, as a search
+    // of whole words does (with a term shard a term, they are other shards than the word's).
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("single");
+    ok(&[
+        "index",
+        "tests/fixtures/docs",
+        "--no-embed",
+        "--layout",
+        "single",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let bytes = std::fs::read(out.join("index.cairn")).unwrap();
+    let single = Searcher::from_bytes(&bytes).unwrap();
+    let fragments = dir.path().join("fragments");
+    let one_a_shard = Options {
+        shard_postings: 1,
+        ..small()
+    };
+    write::write(
+        &format::read(&bytes).unwrap(),
+        &fragments,
+        &one_a_shard,
+        &[],
+    )
+    .unwrap();
+    let options = SearchOptions {
+        prefix: true,
+        now: Some(NOW),
+        ..SearchOptions::default()
+    };
+    for query in ["instal", "coffe", "markd", "search the ind"] {
+        let mut folder = Folder::open(&fragments).unwrap();
+        let hits = search(&mut folder, query, QueryContext::default(), &options).unwrap();
+        let expected = single.search(query, &options).unwrap();
+        assert!(!hits.is_empty(), "{query}");
+        let ids =
+            |hits: &[cairn::hit::SearchHit]| hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&hits), ids(&expected), "{query}");
+        assert_eq!(folder.rounds, 2, "{query}: rounds of fragments");
+    }
+}
+
+#[test]
 fn the_cli_writes_and_searches_either_layout() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("site");

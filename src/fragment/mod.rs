@@ -393,6 +393,18 @@ impl Meta {
         (i > 0).then(|| i as u32 - 1)
     }
 
+    /// The term shards that hold the terms beginning with `prefix`.
+    pub fn term_shards(&self, prefix: &str) -> std::ops::Range<u32> {
+        let first = self
+            .terms
+            .partition_point(|t| t.as_str() <= prefix)
+            .saturating_sub(1);
+        let after = first
+            + self.terms[first..]
+                .partition_point(|t| t.as_str() <= prefix || t.starts_with(prefix));
+        first as u32..after as u32
+    }
+
     /// The word shards that hold the words beginning with `prefix`.
     pub fn word_shards(&self, prefix: &str) -> std::ops::Range<u32> {
         let first = self

@@ -19,6 +19,15 @@ use crate::store::rows::StaticTable;
 
 use super::Fragmented;
 
+/// A word's stem is the word cut short by at most STEM_CUT characters (Snowball's longest English
+/// suffixes, "ational", "fulness", are seven; the few changed letters at a stem's end are
+/// missed), leaving at least STEM_MIN.
+const STEM_CUT: usize = 7;
+const STEM_MIN: usize = 3;
+/// A prefix's completions' term shards come with its word shards when there are at most this
+/// many (each about 1,000 postings, a few kB).
+const COMPLETION_SHARDS: usize = 4;
+
 /// How many of the binary scan's best candidates a query re-scores with their int8 records by
 /// default, for each hit it asks for (`limit`), at most the pool: 50 at 10 hits, which find as much of the exact
 /// top 10 as 100 did on real embeddings, for 20 kB less (`docs/benchmarks.md`). The rest of the
@@ -95,6 +104,25 @@ impl Fragmented {
             self.meta.average_chunk_length,
             Arc::clone(&self.documents),
         )
+    }
+
+    /// The term shards that likely hold the terms of the words beginning with `prefix`: those
+    /// beginning with it, and its stems (`prefix` cut short by up to STEM_CUT characters); none
+    /// if that is more than COMPLETION_SHARDS (a short prefix completes to too many).
+    fn completion_shards(&self, prefix: &str) -> BTreeSet<u32> {
+        let mut shards: BTreeSet<u32> = self.meta.term_shards(prefix).collect();
+        let cuts: Vec<usize> = prefix
+            .char_indices()
+            .map(|(i, _)| i)
+            .skip(STEM_MIN)
+            .collect();
+        for &cut in cuts.iter().rev().take(STEM_CUT) {
+            shards.extend(self.meta.term_shard(&prefix[..cut]));
+        }
+        if shards.len() > COMPLETION_SHARDS {
+            shards.clear();
+        }
+        shards
     }
 
     /// `term`'s shard (its number, loaded) and its place in it.
@@ -318,6 +346,13 @@ impl Source for Fragmented {
             self.meta
                 .word_shards(prefix)
                 .filter(|s| !self.words.contains_key(s)),
+        );
+        // The round after would want the postings of what the words stand for: where few term
+        // shards could hold them, they come in this round instead.
+        need.fragments.extend(
+            self.completion_shards(prefix)
+                .into_iter()
+                .filter(|s| !self.terms.contains_key(s)),
         );
     }
     /// Whether the index has `term` (its term shard loaded).
