@@ -523,6 +523,29 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
         }
     }
 
+    // A hybrid search re-scores none by default: the scan's estimates are fused as they are, and
+    // the round of the records is gone.
+    let rounds = |rescore: Option<u32>| {
+        let mut fresh = Folder::open(&fragments).unwrap();
+        let options = SearchOptions {
+            mode: SearchMode::Hybrid,
+            rescore,
+            now: Some(NOW),
+            ..SearchOptions::default()
+        };
+        let query = "coffee in Paris";
+        let vector = embedder.embed(query).unwrap();
+        let context = with_vector(&vector, &embedder);
+        let hits = fresh
+            .run(context.reranker, |i| {
+                answer::search(i, &query_of(i, query)?, context, &options)
+            })
+            .unwrap();
+        assert!(!hits.is_empty());
+        fresh.rounds
+    };
+    assert_eq!(rounds(None) + 1, rounds(Some(5)));
+
     // A search that asks for more candidates than the scan budget holds (here a budget of one
     // code: 4 partitions) scans partitions that hold twice them: here all, so that asked to
     // re-score them all, its hits are the exact scan's without naming `probes`.

@@ -158,9 +158,11 @@ pub struct SearchOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probes: Option<u32>,
     /// On a fragmented index, how many of the best candidates of the partitions' binary-code
-    /// scan are re-scored with their int8 vectors, each fetched by itself (default: 5 × `limit`,
-    /// at most the pool: 50 for 10 hits); the rest of the pool the semantic signal contributes keeps the scan's
-    /// estimates. A single-file index ignores it.
+    /// scan are re-scored with their int8 vectors, each fetched by itself (default: in a
+    /// semantic search 5 × `limit`, at most the pool: 50 for 10 hits; in a hybrid search 0, the
+    /// scan's estimates alone, which save a round of requests and rank as well once fused); the
+    /// rest of the pool the semantic signal contributes keeps the scan's estimates. A
+    /// single-file index ignores it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rescore: Option<u32>,
     /// Which encoder embeds the query: `"model"` (the sentence model) or `"static"` (the static

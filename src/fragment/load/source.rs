@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::super::{default_probes, CodeQuery, LinkedDocument, TermShard};
 use crate::error::{Error, Result};
-use crate::hit::SearchOptions;
+use crate::hit::{SearchMode, SearchOptions};
 use crate::index::lexical::{least_length, LexicalIndex, Postings};
 use crate::index::vector::{dot, dot_i8, ScoredChunk};
 use crate::index::{Chunk, DocLink, Document, Index, IndexSettings};
@@ -28,8 +28,8 @@ const STEM_MIN: usize = 3;
 /// many (each about 1,000 postings, a few kB).
 const COMPLETION_SHARDS: usize = 4;
 
-/// How many of the binary scan's best candidates a query re-scores with their int8 records by
-/// default, for each hit it asks for (`limit`), at most the pool: 50 at 10 hits, which find as much of the exact
+/// How many of the binary scan's best candidates a semantic search re-scores with their int8
+/// records by default, for each hit it asks for (`limit`), at most the pool: 50 at 10 hits, which find as much of the exact
 /// top 10 as 100 did on real embeddings, for 20 kB less (`docs/benchmarks.md`). The rest of the
 /// pool keeps its code estimates.
 const RESCORE_PER_HIT: usize = 5;
@@ -221,16 +221,18 @@ impl Fragmented {
             }
         }
         let pool = search::pool(options);
-        let rescore = options
-            .rescore
-            .map_or(
-                RESCORE_PER_HIT
+        let rescore = options.rescore.map_or_else(
+            || match options.mode {
+                // Fused with the lexical signal, the scan's estimates rank as well as re-scored
+                // vectors do (docs/benchmarks.md), without the round their records cost.
+                SearchMode::Hybrid => 0,
+                _ => RESCORE_PER_HIT
                     .saturating_mul(options.limit as usize)
                     .min(RESCORE_MOST.max(options.limit as usize))
                     .min(pool),
-                |r| r as usize,
-            )
-            .max(1);
+            },
+            |r| r as usize,
+        );
         order::top_by(&mut scored, rescore.max(pool), |a, b| {
             b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
         });
