@@ -140,7 +140,7 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
   const inflight = new Map(); // key → Promise, so parallel searches share one fetch
   // What the cache holds, listed once: a request it lacks (every one, on a first visit) costs no
   // lookup (each costs this thread a fraction of a millisecond).
-  const listed = cache?.keys().then((keys) => new Set(keys.map((k) => k.url)), () => null);
+  const listed = cache && Promise.resolve().then(() => cache.keys()).then((keys) => new Set(keys.map((k) => k.url)), () => null);
 
   /** Refuses `bytes` unless they are the pack `name` of `length` bytes; `answer` says what came. */
   async function checkPack(name, length, bytes, answer) {
