@@ -30,12 +30,15 @@ export const FETCH_TIMEOUT = 30_000;
  * `joinGap` bytes apart: a few bytes more, and far fewer requests. */
 const MANY_RUNS = 32;
 /** A browser has at most six requests to a host in flight over HTTP/1.1, so each six more in a
- * round costs another round trip: while a round has more than ROUND_REQUESTS, the two ranges of
- * a pack nearest each other are joined, as long as that adds at most SPARE_BYTES to the round
- * (more breaks the byte budgets of a hybrid query on a 100k-chunk site, whose vector records
- * are scattered). Over HTTP/2 and HTTP/3 a round's requests all go at once: none are joined. */
+ * round cost another round trip; a round trip is worth ROUND_TRIP_BYTES, what a 10 Mbit/s link
+ * carries in 40 ms. While a round has more than ROUND_REQUESTS, its ranges of a pack nearest
+ * each other are joined until it needs a round trip fewer, as long as the bytes between them
+ * come to at most that, and to at most ROUND_SPARE_BYTES in all (a semantic search's scattered
+ * vector records would otherwise cost hundreds of kB to save their rounds) (`fewer`). Over
+ * HTTP/2 and HTTP/3 a round's requests all go at once: none are joined. */
 const ROUND_REQUESTS = 6;
-const SPARE_BYTES = 8192;
+const ROUND_TRIP_BYTES = 48 * 1024;
+const ROUND_SPARE_BYTES = 64 * 1024;
 /** The most requests a loader has in flight: a browser fails requests past a few thousand. */
 const IN_FLIGHT = 64;
 
@@ -278,18 +281,25 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
   };
 }
 
-/** Joins the two runs of one pack nearest each other (`runs` in pack and offset order), again
- * and again, while there are more than ROUND_REQUESTS and the bytes between them come to at
- * most SPARE_BYTES in all. */
+/** Joins runs of one pack nearest each other (`runs` in pack and offset order) while a round
+ * trip fewer (ROUND_REQUESTS fewer requests) costs at most ROUND_TRIP_BYTES between them, and
+ * the round at most ROUND_SPARE_BYTES in all. */
 function fewer(runs) {
-  const gap = (i) => (runs[i][0].pack === runs[i + 1][0].pack ? runs[i + 1][0].offset - (runs[i].at(-1).offset + runs[i].at(-1).length) : Infinity);
-  let spare = SPARE_BYTES;
+  let spare = ROUND_SPARE_BYTES;
   while (runs.length > ROUND_REQUESTS) {
-    let best = -1;
-    for (let i = 0; i + 1 < runs.length; i++) if (gap(i) <= spare && (best < 0 || gap(i) < gap(best))) best = i;
-    if (best < 0) return;
-    spare -= gap(best);
-    runs.splice(best, 2, runs[best].concat(runs[best + 1]));
+    const trial = runs.slice();
+    const gap = (i) => (trial[i][0].pack === trial[i + 1][0].pack ? trial[i + 1][0].offset - (trial[i].at(-1).offset + trial[i].at(-1).length) : Infinity);
+    const target = (Math.ceil(runs.length / ROUND_REQUESTS) - 1) * ROUND_REQUESTS;
+    let cost = 0;
+    while (trial.length > target) {
+      let best = 0;
+      for (let i = 1; i + 1 < trial.length; i++) if (gap(i) < gap(best)) best = i;
+      cost += gap(best);
+      if (cost > Math.min(ROUND_TRIP_BYTES, spare)) return;
+      trial.splice(best, 2, trial[best].concat(trial[best + 1]));
+    }
+    spare -= cost;
+    runs.splice(0, runs.length, ...trial);
   }
 }
 
