@@ -24,7 +24,7 @@ use cairn::search::expand::expand;
 use cairn::search::{answer, Query, QueryContext, Source};
 use cairn::store::envelope::gunzip;
 use cairn::Searcher;
-use common::ok;
+use common::{lexical_single, ok};
 
 const QUERIES: &[&str] = &[
     "install",
@@ -584,16 +584,7 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
 #[test]
 fn a_damaged_or_missing_fragment_fails_its_query_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
-    let single = dir.path().join("single");
-    ok(&[
-        "index",
-        "tests/fixtures/docs",
-        "--no-embed",
-        "--layout",
-        "single",
-        "--out",
-        single.to_str().unwrap(),
-    ]);
+    let single = lexical_single(dir.path(), "single");
     let index = format::read(&std::fs::read(single.join("index.cairn")).unwrap()).unwrap();
     let fragments = dir.path().join("fragments");
     let options = Options {
@@ -775,16 +766,7 @@ fn a_typed_word_and_its_completions_cost_one_round_before_the_text() {
     // prefix search takes the round of its terms and the round of its hits' text, as a search
     // of whole words does (with a term shard a term, they are other shards than the word's).
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("single");
-    ok(&[
-        "index",
-        "tests/fixtures/docs",
-        "--no-embed",
-        "--layout",
-        "single",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let out = lexical_single(dir.path(), "single");
     let bytes = std::fs::read(out.join("index.cairn")).unwrap();
     let single = Searcher::from_bytes(&bytes).unwrap();
     let fragments = dir.path().join("fragments");

@@ -17,7 +17,7 @@ use cairn::fragment::load::Fragmented;
 use cairn::fragment::write::{self, encode_meta, Options};
 use cairn::fragment::{META_FILE, PACK_DIR};
 use cairn::index::format;
-use common::{cairn, ok};
+use common::{cairn, lexical_single, ok};
 
 fn s(path: &Path) -> &str {
     path.to_str().unwrap()
@@ -303,16 +303,8 @@ fn a_second_build_into_the_same_folder_is_refused_while_the_first_runs() {
 /// A layout of the lexical fixture docs, cut small, in memory.
 fn sample() -> (cairn::index::Index, write::Layout) {
     let dir = tempfile::tempdir().unwrap();
-    ok(&[
-        "index",
-        "tests/fixtures/docs",
-        "--no-embed",
-        "--layout",
-        "single",
-        "--out",
-        s(dir.path()),
-    ]);
-    let index = format::read(&std::fs::read(dir.path().join("index.cairn")).unwrap()).unwrap();
+    let single = lexical_single(dir.path(), "single");
+    let index = format::read(&std::fs::read(single.join("index.cairn")).unwrap()).unwrap();
     let layout = write::layout(
         &index,
         &Options {

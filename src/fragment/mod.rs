@@ -395,27 +395,25 @@ impl Meta {
 
     /// The term shards that hold the terms beginning with `prefix`.
     pub fn term_shards(&self, prefix: &str) -> std::ops::Range<u32> {
-        let first = self
-            .terms
-            .partition_point(|t| t.as_str() <= prefix)
-            .saturating_sub(1);
-        let after = first
-            + self.terms[first..]
-                .partition_point(|t| t.as_str() <= prefix || t.starts_with(prefix));
-        first as u32..after as u32
+        let shards = covering(&self.terms, prefix);
+        shards.start as u32..shards.end as u32
     }
 
     /// The word shards that hold the words beginning with `prefix`.
     pub fn word_shards(&self, prefix: &str) -> std::ops::Range<u32> {
-        let first = self
-            .words
-            .partition_point(|w| w.as_str() <= prefix)
-            .saturating_sub(1);
-        let after = first
-            + self.words[first..]
-                .partition_point(|w| w.as_str() <= prefix || w.starts_with(prefix));
-        self.words_start() + first as u32..self.words_start() + after.max(first) as u32
+        let shards = covering(&self.words, prefix);
+        self.words_start() + shards.start as u32..self.words_start() + shards.end as u32
     }
+}
+
+/// The shards, by their first entries (`firsts`, sorted), whose entries may begin with `prefix`.
+fn covering(firsts: &[String], prefix: &str) -> std::ops::Range<usize> {
+    let first = firsts
+        .partition_point(|f| f.as_str() <= prefix)
+        .saturating_sub(1);
+    let after =
+        first + firsts[first..].partition_point(|f| f.as_str() <= prefix || f.starts_with(prefix));
+    first..after
 }
 
 /// A fragment a search needs: `length` bytes of `p/<pack>` from `offset`, gzipped; or, with

@@ -22,3 +22,18 @@ pub fn ok(args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// A lexical single file of the docs fixture, written to `dir/name`.
+pub fn lexical_single(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let out = dir.join(name);
+    ok(&[
+        "index",
+        "tests/fixtures/docs",
+        "--no-embed",
+        "--layout",
+        "single",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    out
+}
