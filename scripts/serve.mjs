@@ -82,9 +82,10 @@ export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter
       const range = ranges && req.headers.range?.match(/^bytes=(\d+)-(\d+)$/);
       // A range is read alone, as a static host serves it: reading the whole pack for each of a
       // query's ranges cost the benchmarks a millisecond a request.
-      let body = range && !alter ? null : await readFile(file);
+      const alone = range && !alter;
+      let body = alone ? null : await readFile(file);
       if (alter) body = await alter(path, body);
-      if (body === null && !(range && !alter)) throw new Error("gone");
+      if (!alone && body === null) throw new Error("gone");
       const size = body ? body.length : (await stat(file)).size;
       const headers = { "Content-Type": types[extname(file)] ?? "application/octet-stream", "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff", "Accept-Ranges": ranges ? "bytes" : "none" };
       let status = 200;
