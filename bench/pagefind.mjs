@@ -9,6 +9,10 @@
 //
 //   node bench/pagefind.mjs SITE_DIR QUERIES_TSV [--rtt 40] [--http2] [--only cairn-lexical,...]
 //
+// VERBOSE=1 prints each query's rank, rounds, requests, bytes and time; VERBOSE=2 also its
+// requests as they came, and when its first request came and its answer after the last
+// response was due (the client's own time).
+//
 // SITE_DIR: the built site, with Pagefind's index in pagefind/ (`npx pagefind --site SITE_DIR`)
 // and cairn's in search/ (`cairn index SITE_DIR --out SITE_DIR/search`, the model in
 // search/model). QUERIES_TSV: a query and its expected page (a path under SITE_DIR) a line.
