@@ -141,9 +141,11 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
   let ranges; // undefined until the host shows whether it honours Range: a 206, or a whole pack that checks
   const packs = new Map(); // pack name → Promise<Uint8Array> of a whole pack (resolved only once checked)
   const inflight = new Map(); // key → Promise, so parallel searches share one fetch
-  // What the cache holds, listed once: a request it lacks (every one, on a first visit) costs no
-  // lookup (each costs this thread a fraction of a millisecond).
-  const listed = cache && Promise.resolve().then(() => cache.keys()).then((keys) => new Set(keys.map((k) => k.url)), () => null);
+  // What the cache holds, listed once in the background: once listed, a request it lacks (every
+  // one, on a first visit) costs no lookup (each costs this thread a fraction of a millisecond);
+  // until then, and where it cannot list, each is looked up.
+  let held = null;
+  if (cache) Promise.resolve().then(() => cache.keys()).then((keys) => (held = new Set(keys.map((k) => k.url))), () => {});
 
   /** Refuses `bytes` unless they are the pack `name` of `length` bytes; `answer` says what came. */
   async function checkPack(name, length, bytes, answer) {
@@ -214,7 +216,6 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
   async function fetchAll(requests) {
     const got = new Map();
     const missing = [];
-    const held = await listed;
     const cached = await Promise.all(
       requests.map(async (r) => {
         const hit = cache && (!held || held.has(cacheKey(r))) && (await cache.match(cacheKey(r)).catch(() => undefined));

@@ -78,7 +78,8 @@ export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter
     // /source/ serves the project's Markdown only: the documents the demo's hits link to.
     if (prefix === "/source/" && (extname(file) !== ".md" || file.includes("node_modules"))) return res.writeHead(404).end();
     try {
-      if ((await stat(file)).isDirectory()) file = join(file, "index.html");
+      let info = await stat(file);
+      if (info.isDirectory()) info = await stat((file = join(file, "index.html")));
       const range = ranges && req.headers.range?.match(/^bytes=(\d+)-(\d+)$/);
       // A range is read alone, as a static host serves it: reading the whole pack for each of a
       // query's ranges cost the benchmarks a millisecond a request.
@@ -86,7 +87,7 @@ export function serve(port = 0, extra = [], { ranges = true, gzip = false, alter
       let body = alone ? null : await readFile(file);
       if (alter) body = await alter(path, body);
       if (!alone && body === null) throw new Error("gone");
-      const size = body ? body.length : (await stat(file)).size;
+      const size = body ? body.length : info.size;
       const headers = { "Content-Type": types[extname(file)] ?? "application/octet-stream", "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff", "Accept-Ranges": ranges ? "bytes" : "none" };
       let status = 200;
       if (range) {

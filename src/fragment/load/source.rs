@@ -110,7 +110,11 @@ impl Fragmented {
     /// beginning with it, and its stems (`prefix` cut short by up to STEM_CUT characters); none
     /// if that is more than COMPLETION_SHARDS (a short prefix completes to too many).
     fn completion_shards(&self, prefix: &str) -> BTreeSet<u32> {
-        let mut shards: BTreeSet<u32> = self.meta.term_shards(prefix).collect();
+        let completions = self.meta.term_shards(prefix);
+        if completions.len() > COMPLETION_SHARDS {
+            return BTreeSet::new();
+        }
+        let mut shards: BTreeSet<u32> = completions.collect();
         let cuts: Vec<usize> = prefix
             .char_indices()
             .map(|(i, _)| i)
