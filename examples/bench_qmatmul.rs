@@ -1,12 +1,14 @@
-//! Does 8-bit pay for the build? Times the encoder's linear layers (all-MiniLM-L6-v2: 384 → 384,
-//! 384 → 1536, 1536 → 384) for one chunk of T tokens, as candle's f32 matmul (gemm) and as
-//! candle's q8_0 `QMatMul` (AVX2 kernels), on one thread as `cairn index` runs them (one text a
-//! core). Prints milliseconds a layer and the ratio.
+//! The encoder's linear layers (all-MiniLM-L6-v2: 384 → 384, 384 → 1536, 1536 → 384) for one
+//! chunk of T tokens, on one thread as `cairn index` runs them (one text a core): candle's f32
+//! matmul (gemm), candle's q8_0 `QMatMul` (AVX2 kernels), and cairn's packed f32 product
+//! (`encoder::matmul`, what the encoder runs). Prints milliseconds a layer, the ratios to gemm and
+//! the packed product's GFLOP/s.
 //!
 //! Usage: cargo run --example bench_qmatmul -- [TOKENS...]   (default 64 139 256)
 
 use std::time::Instant;
 
+use cairn::encoder::matmul::Packed;
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{Device, Module, Tensor};
 
@@ -23,8 +25,8 @@ fn main() -> candle_core::Result<()> {
         tokens
     };
     let device = Device::Cpu;
-    println!("| tokens | layer (in → out) | f32 gemm ms | q8_0 QMatMul ms | q8_0 / f32 | |");
-    println!("|---|---|---|---|---|");
+    println!("| tokens | layer (in → out) | f32 gemm ms | q8_0 QMatMul ms | packed f32 ms | q8_0 ÷ gemm | packed ÷ gemm | packed GFLOP/s |");
+    println!("|---|---|---|---|---|---|---|---|");
     for &t in &tokens {
         for (k, n) in [(384, 384), (384, 1536), (1536, 384)] {
             let x = Tensor::randn(0f32, 1.0, (t, k), &device)?;
@@ -41,7 +43,21 @@ fn main() -> candle_core::Result<()> {
                 Ok(started.elapsed().as_secs_f64() * 1000.0 / runs as f64)
             };
             let (a, b) = (time(&f32_layer)?, time(&q8_layer)?);
-            println!("| {t} | {k} → {n} | {a:.3} | {b:.3} | {:.2} |", b / a);
+            let packed = Packed::new(&w.flatten_all()?.to_vec1()?, &vec![0.0; n], n, k);
+            let xs = x.flatten_all()?.to_vec1::<f32>()?;
+            packed.forward(&xs); // warm
+            let runs = 40;
+            let started = Instant::now();
+            for _ in 0..runs {
+                std::hint::black_box(packed.forward(&xs));
+            }
+            let c = started.elapsed().as_secs_f64() * 1000.0 / runs as f64;
+            let gflops = 2.0 * (t * k * n) as f64 / (c / 1000.0) / 1e9;
+            println!(
+                "| {t} | {k} → {n} | {a:.3} | {b:.3} | {c:.3} | {:.2} | {:.2} | {gflops:.1} |",
+                b / a,
+                c / a
+            );
         }
     }
     Ok(())
