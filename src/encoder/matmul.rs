@@ -129,6 +129,9 @@ impl Packed {
                 Isa::Avx512 => product_avx512(self, x, &mut out),
                 #[cfg(target_arch = "x86_64")]
                 Isa::Avx2 => product_avx2(self, x, &mut out),
+                #[cfg(target_arch = "wasm32")]
+                Isa::Base => product::<4, 8>(self, x, &mut out, tile_simd128),
+                #[cfg(not(target_arch = "wasm32"))]
                 Isa::Base => product::<4, 8>(self, x, &mut out, |a, panel, acc| {
                     tile(a, panel, acc, |a, b, c| a * b + c)
                 }),
@@ -228,6 +231,37 @@ fn tile<const MR: usize, const NR: usize>(
         }
     }
     *acc = sums;
+}
+
+/// `tile` for wasm SIMD128: 8 of V8's 16 vector registers on x86-64 hold sums (a multiply and
+/// an add: fused multiply-add is relaxed SIMD's).
+#[cfg(target_arch = "wasm32")]
+fn tile_simd128(a: &[&[f32]; 4], panel: &[f32], acc: &mut Tile<4, 8>) {
+    use std::arch::wasm32::*;
+    let kc = a[0].len();
+    assert!(panel.len() >= kc * 8 && a.iter().all(|r| r.len() == kc));
+    // SAFETY: every load and store is within `panel`, `a`'s rows or `acc` (checked above).
+    unsafe {
+        let mut c = [[f32x4_splat(0.0); 2]; 4];
+        for i in 0..4 {
+            c[i][0] = v128_load(acc[i].as_ptr() as *const v128);
+            c[i][1] = v128_load(acc[i].as_ptr().add(4) as *const v128);
+        }
+        let p = panel.as_ptr();
+        for k in 0..kc {
+            let b0 = v128_load(p.add(k * 8) as *const v128);
+            let b1 = v128_load(p.add(k * 8 + 4) as *const v128);
+            for i in 0..4 {
+                let x = f32x4_splat(*a[i].get_unchecked(k));
+                c[i][0] = f32x4_add(c[i][0], f32x4_mul(x, b0));
+                c[i][1] = f32x4_add(c[i][1], f32x4_mul(x, b1));
+            }
+        }
+        for i in 0..4 {
+            v128_store(acc[i].as_mut_ptr() as *mut v128, c[i][0]);
+            v128_store(acc[i].as_mut_ptr().add(4) as *mut v128, c[i][1]);
+        }
+    }
 }
 
 /// `tile` for AVX-512F, written out: 24 of the 32 registers hold sums.
