@@ -8,6 +8,7 @@
 
 use std::time::Instant;
 
+use cairn::encoder::int8::Packed8;
 use cairn::encoder::matmul::Packed;
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{Device, Module, Tensor};
@@ -25,8 +26,8 @@ fn main() -> candle_core::Result<()> {
         tokens
     };
     let device = Device::Cpu;
-    println!("| tokens | layer (in → out) | f32 gemm ms | q8_0 QMatMul ms | packed f32 ms | q8_0 ÷ gemm | packed ÷ gemm | packed GFLOP/s |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| tokens | layer (in → out) | f32 gemm ms | q8_0 QMatMul ms | packed f32 ms | packed int8 ms | q8_0 ÷ gemm | packed ÷ gemm | int8 ÷ gemm | packed GFLOP/s | int8 GOP/s |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for &t in &tokens {
         for (k, n) in [(384, 384), (384, 1536), (1536, 384)] {
             let x = Tensor::randn(0f32, 1.0, (t, k), &device)?;
@@ -52,11 +53,21 @@ fn main() -> candle_core::Result<()> {
                 std::hint::black_box(packed.forward(&xs));
             }
             let c = started.elapsed().as_secs_f64() * 1000.0 / runs as f64;
-            let gflops = 2.0 * (t * k * n) as f64 / (c / 1000.0) / 1e9;
+            let int8 = Packed8::new(&w.flatten_all()?.to_vec1()?, &vec![0.0; n], n, k);
+            int8.forward(&xs); // warm
+            let started = Instant::now();
+            for _ in 0..runs {
+                std::hint::black_box(int8.forward(&xs));
+            }
+            let d = started.elapsed().as_secs_f64() * 1000.0 / runs as f64;
+            let ops = |ms: f64| 2.0 * (t * k * n) as f64 / (ms / 1000.0) / 1e9;
             println!(
-                "| {t} | {k} → {n} | {a:.3} | {b:.3} | {c:.3} | {:.2} | {:.2} | {gflops:.1} |",
+                "| {t} | {k} → {n} | {a:.3} | {b:.3} | {c:.3} | {d:.3} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
                 b / a,
-                c / a
+                c / a,
+                d / a,
+                ops(c),
+                ops(d)
             );
         }
     }

@@ -33,6 +33,7 @@ use candle_transformers::models::bert::{Config, HiddenAct};
 
 use crate::store::rows::StaticTable;
 
+pub mod int8;
 pub mod matmul;
 use matmul::Packed;
 
