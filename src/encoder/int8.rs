@@ -178,6 +178,7 @@ impl Packed8 {
         let offset = 0;
         let q = quantize_rows(x, self.inputs, self.blocks, offset);
         // SAFETY: each kernel is called only where `detect` found its instructions.
+        #[allow(unused_unsafe)] // only the plain kernel where x86-64's are not compiled
         unsafe {
             match self.isa {
                 #[cfg(target_arch = "x86_64")]
@@ -199,6 +200,7 @@ impl Packed8 {
 struct Panel<'a> {
     weights: &'a [i8],
     scales: &'a [f32],
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     offsets: &'a [i32],
 }
 

@@ -123,6 +123,7 @@ impl Packed {
             return out;
         }
         // SAFETY: each kernel is called only where `detect` found its instructions.
+        #[allow(unused_unsafe)] // only the SIMD128 tile in wasm
         unsafe {
             match self.isa {
                 #[cfg(target_arch = "x86_64")]
@@ -210,8 +211,9 @@ fn product<const MR: usize, const NR: usize>(
     }
 }
 
-/// acc[i][j] += Σ_k a[i][k] · panel[k][j], k in order, `madd(a, b, c)` = a·b + c: the compiler
-/// vectorizes it (AVX-512, SIMD128).
+/// acc[i][j] += Σ_k a[i][k] · panel[k][j], k in order, `madd(a, b, c)` = a·b + c: the tile for
+/// targets without a written-out one, which the compiler vectorizes as it can.
+#[cfg(not(target_arch = "wasm32"))]
 #[inline(always)]
 fn tile<const MR: usize, const NR: usize>(
     a: &[&[f32]; MR],
