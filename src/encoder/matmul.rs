@@ -33,6 +33,11 @@ enum Isa {
 
 impl Isa {
     fn detect() -> Isa {
+        static ISA: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+        *ISA.get_or_init(Isa::find)
+    }
+
+    fn find() -> Isa {
         #[cfg(target_arch = "x86_64")]
         {
             if std::env::var_os("CAIRN_NO_AVX512").is_none()

@@ -33,6 +33,7 @@ use candle_transformers::models::bert::{Config, HiddenAct};
 
 use crate::store::rows::StaticTable;
 
+mod attention;
 pub mod int8;
 pub mod matmul;
 use matmul::Packed;
@@ -189,13 +190,13 @@ impl Bert {
         let bias = match mask {
             Some(mask) => Some(
                 ((1.0 - mask.to_dtype(DType::F32)?)? * f32::MIN as f64)?
-                    .unsqueeze(1)?
-                    .unsqueeze(1)?,
+                    .flatten_all()?
+                    .to_vec1::<f32>()?,
             ),
             None => None,
         };
         for layer in &self.layers {
-            x = layer.forward(&x, bias.as_ref())?;
+            x = layer.forward(&x, bias.as_deref())?;
         }
         Ok(x)
     }
@@ -422,26 +423,11 @@ impl Layer {
         })
     }
 
-    fn forward(&self, x: &Tensor, mask_bias: Option<&Tensor>) -> Result<Tensor> {
-        let (batch, tokens, hidden) = x.dims3()?;
-        let head = hidden / self.heads;
-        // (batch, tokens, 3, heads, head) → (3, batch, heads, tokens, head), one copy.
-        let qkv = self
-            .qkv
-            .forward(x)?
-            .reshape((batch, tokens, 3, self.heads, head))?
-            .permute((2, 0, 3, 1, 4))?
-            .contiguous()?;
-        let (q, k, v) = (qkv.get(0)?, qkv.get(1)?, qkv.get(2)?);
-        let mut scores = q.matmul(&k.t()?)?;
-        if let Some(bias) = mask_bias {
-            scores = scores.broadcast_add(bias)?;
-        }
-        let context = candle_nn::ops::softmax_last_dim(&scores)?
-            .matmul(&v)?
-            .transpose(1, 2)?
-            .contiguous()?
-            .reshape((batch, tokens, hidden))?;
+    fn forward(&self, x: &Tensor, mask_bias: Option<&[f32]>) -> Result<Tensor> {
+        let context = self.qkv.forward(x)?.apply_op1_no_bwd(&Attention {
+            heads: self.heads,
+            mask: mask_bias,
+        })?;
         let attended = self
             .attention_norm
             .forward(&(self.attention_out.forward(&context)? + x)?)?;
@@ -453,6 +439,40 @@ impl Layer {
         };
         self.output_norm
             .forward(&(self.output.forward(&inner)? + attended)?)
+    }
+}
+
+/// Self-attention on a layer's stacked projections (`attention::attend`).
+struct Attention<'a> {
+    heads: usize,
+    mask: Option<&'a [f32]>,
+}
+
+impl CustomOp1 for Attention<'_> {
+    fn name(&self) -> &'static str {
+        "attention"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets())
+        else {
+            candle_core::bail!("attention takes a contiguous f32 tensor");
+        };
+        let &[batch, tokens, stacked] = layout.shape().dims() else {
+            candle_core::bail!("attention takes (batch, tokens, 3 × hidden)");
+        };
+        let hidden = stacked / 3;
+        if stacked % 3 != 0 || hidden % self.heads != 0 {
+            candle_core::bail!("{stacked} values a token are not 3 × {} heads", self.heads);
+        }
+        if self.mask.is_some_and(|m| m.len() != batch * tokens) {
+            candle_core::bail!("a mask of another shape than the batch's");
+        }
+        let context = attention::attend(&values[start..end], batch, tokens, self.heads, self.mask);
+        Ok((
+            CpuStorage::F32(context),
+            Shape::from((batch, tokens, hidden)),
+        ))
     }
 }
 
