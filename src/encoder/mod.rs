@@ -1,20 +1,19 @@
 //! The BERT encoder the sentence model (`embed`) and the cross-encoder (`rerank`) run, on both
-//! targets: candle's tensors and
-//! matrix kernels, with the work between the matrix products cut down. It computes what
+//! targets: candle's tensors between cairn's own kernels for the heavy steps. It computes what
 //! Hugging Face's `BertModel` does, or `XLMRobertaModel` (the same network with positions
 //! numbered after the padding's: `first_position`), with the same weights, names and results to
 //! f32 rounding, but:
-//! - the query, key and value projections are one matrix product (their weights stacked at
-//!   load), and the 1/√d of attention is folded into the query weights;
-//! - softmax is one pass a row (`softmax_last_dim`), and the attention mask is added only when
-//!   a batch is padded (a text embedded alone has none);
+//! - every linear layer runs on its weights packed once at load (`matmul`: AVX-512 or AVX2 + FMA
+//!   tiles chosen at run time, SIMD128 in wasm), where candle's gemm packed them again at every
+//!   product and reached about a quarter of the machine's peak;
+//! - the query, key and value projections are one product (their weights stacked at load), the
+//!   1/√d of attention is folded into the query weights, and attention runs head by head on the
+//!   same packed product with a vectorized exp in the softmax (`attention`), the padding's mask
+//!   added only when a batch is padded (a text embedded alone has none);
 //! - GELU's erf is a rational function the compiler vectorizes (`gelu_erf`), where candle calls
 //!   libm's scalar `erff` for each of a chunk's 6 × 1,536 × T values.
-//! On med's chunks this took the native build from 19.1 to 21.4 chunks a second
-//! (`docs/benchmarks.md`). Each linear layer also keeps its weight transposed (Wᵀ contiguous,
-//! in × out), so gemm reads it in place: given W, gemm packed the whole matrix again for every
-//! product, 46% of a query's time in wasm (10.1 to 8.4 ms a query in Node; natively med's
-//! chunks in 51 s, not 55).
+//! `int8` is an 8-bit product measured beside the f32 one (`examples/bench_qmatmul.rs`), not
+//! used yet: at these shapes it is not enough faster to pay for its rounding.
 //!
 //! The same encoder ships quantized for the browser (`to_gguf`, `from_gguf`): the linear layers'
 //! weights in q8_0 (blocks of 32 int8 values with a scale each), everything else as it was, and
