@@ -45,10 +45,7 @@ impl Isa {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::is_x86_feature_detected as has;
-            if std::env::var_os("CAIRN_NO_AVX512").is_none()
-                && has!("avx512f")
-                && has!("avx512vnni")
-            {
+            if super::matmul::avx512_allowed() && has!("avx512f") && has!("avx512vnni") {
                 return Isa::Vnni512;
             }
             if has!("avx2") {

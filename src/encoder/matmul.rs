@@ -4,11 +4,13 @@
 //! and never repacks them, as candle's `gemm` does at every call. A register tile of `MR` rows of
 //! x by `NR` columns accumulates over a block of `KC` inputs that keeps its panel in L1.
 //!
-//! One kernel, compiled for each instruction set and chosen at run time on x86-64 (AVX-512F,
-//! else AVX2 + FMA, else SSE2); in wasm it is compiled with SIMD128 (the crate's wasm targets
-//! enable it), with a multiply and an add where native code fuses them. Rows are independent
-//! and each sum adds its inputs in the same order whatever the tile, so a row's result does
-//! not depend on the other rows of the batch.
+//! A tile for each instruction set, written out with its intrinsics (the compiler's own
+//! vectorization of the generic tile spilled its sums), chosen at run time on x86-64: AVX-512F
+//! (8 rows × 32 columns), else AVX2 + FMA (6 × 16), else the generic tile; in wasm a SIMD128
+//! tile (4 × 8, a multiply and an add where native code fuses them). `CAIRN_NO_AVX512` set in
+//! the environment skips AVX-512, to measure or test the AVX2 tile on a machine that has both.
+//! Rows are independent and each sum adds its inputs in the same order whatever the tile, so a
+//! row's result does not depend on the other rows of the batch.
 
 /// A linear layer's weight (in × out, packed) and bias, for the instruction set chosen when
 /// it was packed.
@@ -40,9 +42,7 @@ impl Isa {
     fn find() -> Isa {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::env::var_os("CAIRN_NO_AVX512").is_none()
-                && std::arch::is_x86_feature_detected!("avx512f")
-            {
+            if avx512_allowed() && std::arch::is_x86_feature_detected!("avx512f") {
                 return Isa::Avx512;
             }
             if std::arch::is_x86_feature_detected!("avx2")
@@ -66,6 +66,12 @@ impl Isa {
     }
 }
 
+/// Whether AVX-512 may be used where the processor has it (`CAIRN_NO_AVX512` unset).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn avx512_allowed() -> bool {
+    std::env::var_os("CAIRN_NO_AVX512").is_none()
+}
+
 impl Packed {
     /// Packs W given transposed as the file stores it (`weight`: out × in, row-major) and `bias`.
     pub fn new(weight: &[f32], bias: &[f32], outputs: usize, inputs: usize) -> Packed {
@@ -75,7 +81,7 @@ impl Packed {
         let nr = isa.nr();
         let panels_n = outputs.div_ceil(nr);
         let mut panels = vec![0.0; panels_n * inputs * nr];
-        for (o, row) in weight.chunks_exact(inputs).enumerate() {
+        for (o, row) in weight.chunks_exact(inputs.max(1)).enumerate() {
             let (p, j) = (o / nr, o % nr);
             for (k, &w) in row.iter().enumerate() {
                 panels[(p * inputs + k) * nr + j] = w;
@@ -106,7 +112,7 @@ impl Packed {
     pub fn weight(&self) -> Vec<f32> {
         let nr = self.isa.nr();
         let mut out = vec![0.0; self.outputs * self.inputs];
-        for (o, row) in out.chunks_exact_mut(self.inputs).enumerate() {
+        for (o, row) in out.chunks_exact_mut(self.inputs.max(1)).enumerate() {
             let (p, j) = (o / nr, o % nr);
             for (k, w) in row.iter_mut().enumerate() {
                 *w = self.panels[(p * self.inputs + k) * nr + j];
