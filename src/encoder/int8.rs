@@ -351,21 +351,7 @@ mod tests {
 
     #[test]
     fn every_kernel_gives_the_plain_codes_bits_and_near_the_f32_product() {
-        let mut seed = 11u32;
-        let mut next = || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 8) as f32 / (1 << 24) as f32 - 0.5
-        };
-        for (rows, k, n) in [
-            (1, 384, 384),
-            (7, 3, 5),
-            (13, 1536, 40),
-            (9, 100, 33),
-            (0, 4, 4),
-        ] {
-            let weight: Vec<f32> = (0..n * k).map(|_| next()).collect();
-            let bias: Vec<f32> = (0..n).map(|_| next()).collect();
-            let x: Vec<f32> = (0..rows * k).map(|_| next() * 4.0).collect();
+        for (rows, k, n, weight, bias, x) in crate::encoder::matmul::tests::random_layers(11, 4.0) {
             let packed = Packed8::new(&weight, &bias, n, k);
             let got = packed.forward(&x);
             // The plain code's bits, whatever kernel ran.

@@ -334,7 +334,7 @@ unsafe fn tile_avx2(a: &[&[f32]; 6], panel: &[f32], acc: &mut Tile<6, 16>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn reference(weight: &[f32], bias: &[f32], x: &[f32], n: usize, k: usize) -> Vec<f32> {
@@ -351,24 +351,40 @@ mod tests {
         out
     }
 
-    #[test]
-    fn products_match_a_plain_sum_at_every_shape_edge() {
-        let mut seed = 7u32;
+    /// Layers of random weights and inputs (rows, inputs, outputs, weight, bias, x), at shapes
+    /// that reach every edge of a tile, a panel and a block; x's values in ±`spread`/2.
+    #[allow(clippy::type_complexity)]
+    pub(in crate::encoder) fn random_layers(
+        seed: u32,
+        spread: f32,
+    ) -> Vec<(usize, usize, usize, Vec<f32>, Vec<f32>, Vec<f32>)> {
+        let mut seed = seed;
         let mut next = || {
             seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             (seed >> 8) as f32 / (1 << 24) as f32 - 0.5
         };
-        for (rows, k, n) in [
+        let shapes = [
             (1, 384, 384),
             (7, 3, 5),
             (13, 1536, 40),
             (9, 2049, 33),
             (0, 4, 4),
             (3, 5, 0),
-        ] {
-            let weight: Vec<f32> = (0..n * k).map(|_| next()).collect();
-            let bias: Vec<f32> = (0..n).map(|_| next()).collect();
-            let x: Vec<f32> = (0..rows * k).map(|_| next()).collect();
+        ];
+        shapes
+            .into_iter()
+            .map(|(rows, k, n)| {
+                let weight: Vec<f32> = (0..n * k).map(|_| next()).collect();
+                let bias: Vec<f32> = (0..n).map(|_| next()).collect();
+                let x: Vec<f32> = (0..rows * k).map(|_| next() * spread).collect();
+                (rows, k, n, weight, bias, x)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn products_match_a_plain_sum_at_every_shape_edge() {
+        for (rows, k, n, weight, bias, x) in random_layers(7, 1.0) {
             let packed = Packed::new(&weight, &bias, n, k);
             assert_eq!(packed.weight(), weight);
             let got = packed.forward(&x);
