@@ -33,12 +33,15 @@ const MANY_RUNS = 32;
  * round cost another round trip; a round trip is worth ROUND_TRIP_BYTES, what a 10 Mbit/s link
  * carries in 40 ms. While a round has more than ROUND_REQUESTS, its ranges of a pack nearest
  * each other are joined until it needs a round trip fewer, as long as the bytes between them
- * come to at most that, and to at most ROUND_SPARE_BYTES in all (a semantic search's scattered
- * vector records would otherwise cost hundreds of kB to save their rounds) (`fewer`). Over
- * HTTP/2 and HTTP/3 a round's requests all go at once: none are joined. */
+ * come to at most that, to at most ROUND_SPARE_BYTES in all (a semantic search's scattered
+ * vector records would otherwise cost hundreds of kB to save their rounds), and never take the
+ * round past ROUND_BYTES: two thirds of a later query's budget of 150 kB, the rest for the
+ * rounds after it (the hits' text), so that joining never spends what the budget keeps (`fewer`).
+ * Over HTTP/2 and HTTP/3 a round's requests all go at once: none are joined. */
 const ROUND_REQUESTS = 6;
 const ROUND_TRIP_BYTES = 48 * 1024;
 const ROUND_SPARE_BYTES = 64 * 1024;
+const ROUND_BYTES = 100 * 1024;
 /** The most requests a loader has in flight: a browser fails requests past a few thousand. */
 const IN_FLIGHT = 64;
 
@@ -284,9 +287,10 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
 
 /** Joins runs of one pack nearest each other (`runs` in pack and offset order) while a round
  * trip fewer (ROUND_REQUESTS fewer requests) costs at most ROUND_TRIP_BYTES between them, and
- * the round at most ROUND_SPARE_BYTES in all. */
+ * the round at most ROUND_SPARE_BYTES in all and ROUND_BYTES with what it needs. */
 function fewer(runs) {
-  let spare = ROUND_SPARE_BYTES;
+  const needed = runs.reduce((n, run) => n + run.reduce((m, r) => m + r.length, 0), 0);
+  let spare = Math.min(ROUND_SPARE_BYTES, ROUND_BYTES - needed);
   while (runs.length > ROUND_REQUESTS) {
     const trial = runs.slice();
     const gap = (i) => (trial[i][0].pack === trial[i + 1][0].pack ? trial[i + 1][0].offset - (trial[i].at(-1).offset + trial[i].at(-1).length) : Infinity);
