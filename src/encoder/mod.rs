@@ -26,8 +26,8 @@
 use std::sync::RwLock;
 
 use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
-use candle_core::{CpuStorage, CustomOp1, DType, Device, Layout, Module, Shape, Tensor};
-use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, VarBuilder};
+use candle_core::{DType, Device, Module, Tensor};
+use candle_nn::{embedding, linear, Embedding, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
 use crate::store::rows::StaticTable;
@@ -35,7 +35,7 @@ use crate::store::rows::StaticTable;
 mod attention;
 pub mod int8;
 pub mod matmul;
-use matmul::Packed;
+use matmul::{wide, Packed};
 
 type Result<T> = candle_core::Result<T>;
 
@@ -46,7 +46,7 @@ pub struct Bert {
     /// family (XLM-R), whose position table starts after the padding's row.
     first_position: u32,
     token_type: Embedding,
-    norm: LayerNorm,
+    norm: Norm,
     layers: Vec<Layer>,
 }
 
@@ -74,10 +74,6 @@ impl Dense {
         Ok(Dense(Packed::new(&weight, &bias, outputs, inputs)))
     }
 
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.contiguous()?.apply_op1_no_bwd(self)
-    }
-
     /// W as the file stores it (out × in).
     fn weight(&self) -> Result<Tensor> {
         Tensor::from_vec(
@@ -92,41 +88,16 @@ impl Dense {
     }
 }
 
-impl CustomOp1 for Dense {
-    fn name(&self) -> &'static str {
-        "linear"
-    }
-
-    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets())
-        else {
-            candle_core::bail!("a linear layer takes a contiguous f32 tensor");
-        };
-        let mut dims = layout.shape().dims().to_vec();
-        if dims.last() != Some(&self.0.inputs()) {
-            candle_core::bail!(
-                "a linear layer of {} inputs given {dims:?}",
-                self.0.inputs()
-            );
-        }
-        *dims.last_mut().expect("a last dimension") = self.0.outputs();
-        Ok((
-            CpuStorage::F32(self.0.forward(&values[start..end])),
-            Shape::from(dims),
-        ))
-    }
-}
-
 struct Layer {
     /// Query (pre-scaled by 1/√d), key and value, stacked: hidden → 3 × hidden.
     qkv: Dense,
     heads: usize,
     attention_out: Dense,
-    attention_norm: LayerNorm,
+    attention_norm: Norm,
     intermediate: Dense,
     activation: HiddenAct,
     output: Dense,
-    output_norm: LayerNorm,
+    output_norm: Norm,
 }
 
 impl Bert {
@@ -162,7 +133,7 @@ impl Bert {
                 hidden,
                 e.pp("token_type_embeddings"),
             )?,
-            norm: layer_norm(hidden, config.layer_norm_eps, e.pp("LayerNorm"))?,
+            norm: Norm::load(e.pp("LayerNorm"), hidden, config.layer_norm_eps)?,
             layers,
         })
     }
@@ -184,7 +155,13 @@ impl Bert {
         };
         let x = (words + self.token_type.forward(type_ids)?)?
             .broadcast_add(&self.position.forward(&positions)?)?;
-        let mut x = self.norm.forward(&x)?;
+        let shape = x.shape().clone();
+        let (batch, _, _) = x.dims3()?;
+        let mut x = x.flatten_all()?.to_vec1::<f32>()?;
+        wide(
+            #[inline(always)]
+            || self.norm.apply(&mut x, None),
+        );
         // Padding gets the lowest score, as transformers does: (1 − mask) × f32::MIN.
         let bias = match mask {
             Some(mask) => Some(
@@ -195,9 +172,9 @@ impl Bert {
             None => None,
         };
         for layer in &self.layers {
-            x = layer.forward(&x, bias.as_deref())?;
+            x = layer.forward(&x, batch, tokens, bias.as_deref());
         }
-        Ok(x)
+        Tensor::from_vec(x, shape, ids.device())
     }
 }
 
@@ -233,11 +210,9 @@ impl Bert {
             GgmlDType::F32,
         )?;
         for (name, norm) in self.norms() {
-            put(format!("{name}.weight"), norm.weight(), GgmlDType::F32)?;
-            let bias = norm
-                .bias()
-                .ok_or_else(|| candle_core::Error::Msg(format!("{name} has no bias")))?;
-            put(format!("{name}.bias"), bias, GgmlDType::F32)?;
+            let vector = |v: &[f32]| Tensor::from_slice(v, v.len(), &Device::Cpu);
+            put(format!("{name}.weight"), &vector(&norm.weight)?, GgmlDType::F32)?;
+            put(format!("{name}.bias"), &vector(&norm.bias)?, GgmlDType::F32)?;
         }
         for (name, dense) in self.denses() {
             put(format!("{name}.weight"), &dense.weight()?, GgmlDType::Q8_0)?;
@@ -287,7 +262,7 @@ impl Bert {
         })
     }
 
-    fn norms(&self) -> Vec<(String, &LayerNorm)> {
+    fn norms(&self) -> Vec<(String, &Norm)> {
         let mut out = vec![("norm".to_string(), &self.norm)];
         for (i, l) in self.layers.iter().enumerate() {
             out.push((format!("{i}.attention_norm"), &l.attention_norm));
@@ -342,12 +317,12 @@ impl GgufReader<'_> {
         )
     }
 
-    fn norm(&mut self, name: &str, hidden: usize) -> Result<LayerNorm> {
-        Ok(LayerNorm::new(
-            self.float(&format!("{name}.weight"), &[hidden])?,
-            self.float(&format!("{name}.bias"), &[hidden])?,
+    fn norm(&mut self, name: &str, hidden: usize) -> Result<Norm> {
+        Norm::new(
+            &self.float(&format!("{name}.weight"), &[hidden])?,
+            &self.float(&format!("{name}.bias"), &[hidden])?,
             self.eps,
-        ))
+        )
     }
 }
 
@@ -398,10 +373,10 @@ impl Layer {
             qkv,
             heads,
             attention_out: dense(hidden, hidden, a.pp("output").pp("dense"))?,
-            attention_norm: layer_norm(
+            attention_norm: Norm::load(
+                a.pp("output").pp("LayerNorm"),
                 hidden,
                 config.layer_norm_eps,
-                a.pp("output").pp("LayerNorm"),
             )?,
             intermediate: dense(
                 hidden,
@@ -414,92 +389,124 @@ impl Layer {
                 hidden,
                 vb.pp("output").pp("dense"),
             )?,
-            output_norm: layer_norm(
+            output_norm: Norm::load(
+                vb.pp("output").pp("LayerNorm"),
                 hidden,
                 config.layer_norm_eps,
-                vb.pp("output").pp("LayerNorm"),
             )?,
         })
     }
 
-    fn forward(&self, x: &Tensor, mask_bias: Option<&[f32]>) -> Result<Tensor> {
-        let context = self.qkv.forward(x)?.apply_op1_no_bwd(&Attention {
-            heads: self.heads,
-            mask: mask_bias,
-        })?;
-        let attended = self
-            .attention_norm
-            .forward(&(self.attention_out.forward(&context)? + x)?)?;
-        let inner = self.intermediate.forward(&attended)?;
-        let inner = match self.activation {
-            HiddenAct::Gelu => inner.apply_op1_no_bwd(&GeluErf)?,
-            HiddenAct::GeluApproximate => inner.gelu()?,
-            HiddenAct::Relu => inner.relu()?,
-        };
-        self.output_norm
-            .forward(&(self.output.forward(&inner)? + attended)?)
+    /// The layer on `x`, (batch × tokens) rows of hidden values; `mask_bias` as `attend`'s.
+    fn forward(&self, x: &[f32], batch: usize, tokens: usize, mask_bias: Option<&[f32]>) -> Vec<f32> {
+        let qkv = self.qkv.0.forward(x);
+        let context = attention::attend(&qkv, batch, tokens, self.heads, mask_bias);
+        let mut attended = self.attention_out.0.forward(&context);
+        wide(
+            #[inline(always)]
+            || self.attention_norm.apply(&mut attended, Some(x)),
+        );
+        let mut inner = self.intermediate.0.forward(&attended);
+        wide(
+            #[inline(always)]
+            || activate(self.activation, &mut inner),
+        );
+        let mut out = self.output.0.forward(&inner);
+        wide(
+            #[inline(always)]
+            || self.output_norm.apply(&mut out, Some(&attended)),
+        );
+        out
     }
 }
 
-/// Self-attention on a layer's stacked projections (`attention::attend`).
-struct Attention<'a> {
-    heads: usize,
-    mask: Option<&'a [f32]>,
+/// A LayerNorm's scale, shift and ε, applied to rows in place.
+struct Norm {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    eps: f32,
 }
 
-impl CustomOp1 for Attention<'_> {
-    fn name(&self) -> &'static str {
-        "attention"
+impl Norm {
+    fn load(vb: VarBuilder, hidden: usize, eps: f64) -> Result<Self> {
+        Norm::new(
+            &vb.get(hidden, "weight")?,
+            &vb.get(hidden, "bias")?,
+            eps,
+        )
     }
 
-    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets())
-        else {
-            candle_core::bail!("attention takes a contiguous f32 tensor");
-        };
-        let &[batch, tokens, stacked] = layout.shape().dims() else {
-            candle_core::bail!("attention takes (batch, tokens, 3 × hidden)");
-        };
-        let hidden = stacked / 3;
-        if stacked % 3 != 0 || hidden % self.heads != 0 {
-            candle_core::bail!("{stacked} values a token are not 3 × {} heads", self.heads);
+    fn new(weight: &Tensor, bias: &Tensor, eps: f64) -> Result<Self> {
+        let vector = |t: &Tensor| t.to_dtype(DType::F32)?.to_vec1::<f32>();
+        Ok(Norm {
+            weight: vector(weight)?,
+            bias: vector(bias)?,
+            eps: eps as f32,
+        })
+    }
+
+    /// Each row of `x` (rows of `weight.len()` values), after adding `residual`'s row if given,
+    /// normalized to mean 0 and variance 1 over the row, then scaled and shifted.
+    #[inline(always)]
+    fn apply(&self, x: &mut [f32], residual: Option<&[f32]>) {
+        let hidden = self.weight.len();
+        if let Some(residual) = residual {
+            for (x, r) in x.iter_mut().zip(residual) {
+                *x += r;
+            }
         }
-        if self.mask.is_some_and(|m| m.len() != batch * tokens) {
-            candle_core::bail!("a mask of another shape than the batch's");
+        for row in x.chunks_exact_mut(hidden) {
+            let mean = lanes_sum(row, |v| v) / hidden as f32;
+            let variance = lanes_sum(row, |v| (v - mean) * (v - mean)) / hidden as f32;
+            let scale = 1.0 / (variance + self.eps).sqrt();
+            for ((v, w), b) in row.iter_mut().zip(&self.weight).zip(&self.bias) {
+                *v = (*v - mean) * scale * w + b;
+            }
         }
-        let context = attention::attend(&values[start..end], batch, tokens, self.heads, self.mask);
-        Ok((
-            CpuStorage::F32(context),
-            Shape::from((batch, tokens, hidden)),
-        ))
     }
 }
 
-/// GELU as BERT defines it, x · (1 + erf(x / √2)) / 2, on f32.
-struct GeluErf;
-
-impl CustomOp1 for GeluErf {
-    fn name(&self) -> &'static str {
-        "gelu-erf"
+/// Σ f(v) over `row`, summed in 8 lanes so that the loop vectorizes.
+#[inline(always)]
+fn lanes_sum(row: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut lanes = [0f32; 8];
+    let mut chunks = row.chunks_exact(8);
+    for c in &mut chunks {
+        for (l, &v) in lanes.iter_mut().zip(c) {
+            *l += f(v);
+        }
     }
+    chunks.remainder().iter().map(|&v| f(v)).sum::<f32>() + lanes.iter().sum::<f32>()
+}
 
-    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets())
-        else {
-            candle_core::bail!("gelu-erf takes a contiguous f32 tensor");
-        };
-        let out: Vec<f32> = values[start..end]
-            .iter()
-            .map(|&x| 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2)))
-            .collect();
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+/// The feed-forward's activation, in place: GELU as BERT defines it, x · (1 + erf(x / √2)) / 2;
+/// its tanh approximation; or ReLU.
+#[inline(always)]
+fn activate(activation: HiddenAct, x: &mut [f32]) {
+    match activation {
+        HiddenAct::Gelu => {
+            for v in x.iter_mut() {
+                *v = 0.5 * *v * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
+            }
+        }
+        HiddenAct::GeluApproximate => {
+            const C: f32 = 0.797_884_6; // √(2/π)
+            for v in x.iter_mut() {
+                *v = 0.5 * *v * (1.0 + (C * (*v + 0.044_715 * *v * *v * *v)).tanh());
+            }
+        }
+        HiddenAct::Relu => {
+            for v in x.iter_mut() {
+                *v = v.max(0.0);
+            }
+        }
     }
 }
 
 /// erf on f32: x·p(x²)/q(x²) on x clamped to [−4, 4] (erf is ±1 to f32 precision beyond), the
 /// rational approximation Eigen and XLA use for f32; branch-free, so loops over it vectorize.
 /// Within 5e-7 of the true erf, a few f32 steps of 1 (a test checks it).
-#[inline]
+#[inline(always)]
 pub(crate) fn erf(x: f32) -> f32 {
     let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;
