@@ -15,11 +15,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=${1:-300}
 model=models/all-MiniLM-L6-v2
-py=target/bench-venv/bin/python
-out=target/bench-embed
+tdir=${CARGO_TARGET_DIR:-target}
+py=$tdir/bench-venv/bin/python
+out=$tdir/bench-embed
 mkdir -p "$out"
-cargo build --quiet --example bench_embed
-[ -f target/onnx/model.onnx ] || $py bench/export_onnx.py $model target/onnx
+# The release profile, as `cairn index` ships (the dev profile's code ran the layers 20% slower).
+cargo build --quiet --release --example bench_embed
+[ -f $tdir/onnx/model.onnx ] || $py bench/export_onnx.py $model $tdir/onnx
 
 book="$(dirname "$(rustup doc --path)")/book"
 sets=(adi:../shared/eval/adi/corpus.jsonl cacm:../shared/eval/cacm/corpus.jsonl
@@ -32,11 +34,11 @@ for set in "${sets[@]}"; do
   name=${set%%:*}; input=${set#*:}
   texts=$out/$name.texts.jsonl
   long=0; [ "${name%-long}" != "$name" ] && long=200
-  target/debug/examples/bench_embed $model "$texts" "$input" --limit "$limit" --min-tokens $long |
+  $tdir/release/examples/bench_embed $model "$texts" "$input" --limit "$limit" --min-tokens $long |
     sed "s/^{/{\"set\":\"$name\",/" | tee -a "$results"
   for run in "model.onnx --batch 1" "model.onnx --batch 32" "model_q8.onnx --batch 32"; do
     read -r file batch n <<<"$run"
-    $py bench/embed_reference.py target/onnx/$file $model/tokenizer.json "$texts" --threads 2 $batch $n |
+    $py bench/embed_reference.py $tdir/onnx/$file $model/tokenizer.json "$texts" --threads 2 $batch $n |
       sed "s/^{/{\"set\":\"$name\",/" | tee -a "$results"
   done
 done

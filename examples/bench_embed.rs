@@ -9,6 +9,8 @@
 
 use std::time::Instant;
 
+use cairn::encoder::Arithmetic;
+
 use cairn::chunk::{ChunkLimit, TokenLimit};
 use cairn::embed::{Embedder, ModelFiles};
 use cairn::index::indexed_text;
@@ -65,25 +67,49 @@ fn main() {
         .map(|t| (counter.count(t) + 2).min(cairn::embed::MAX_TOKENS))
         .collect();
     let real: usize = tokens.iter().sum();
-    let cpu_before = cpu_seconds();
-    let started = Instant::now();
-    let flat = cairn::build::embed_all(&embedder, &texts, &|_, _| {}).expect("vectors");
-    let wall = started.elapsed().as_secs_f64();
-    let cpu = cpu_seconds() - cpu_before;
-    assert_eq!(flat.len(), texts.len() * embedder.dimension());
-    println!(
-        "{}",
-        serde_json::json!({
-            "engine": "cairn",
-            "chunks": texts.len(),
-            "tokens": real,
-            "seconds": wall,
-            "chunks_per_second": texts.len() as f64 / wall,
-            "tokens_per_second": real as f64 / wall,
-            "cpu_utilisation": cpu / wall,
-            "peak_rss_mb": peak_rss_mb(),
-        })
-    );
+    let mut embedder = embedder;
+    let mut f32_vectors = Vec::new();
+    for arithmetic in [Arithmetic::F32, Arithmetic::Int8] {
+        embedder.set_arithmetic(arithmetic);
+        let cpu_before = cpu_seconds();
+        let started = Instant::now();
+        let flat = cairn::build::embed_all(&embedder, &texts, &|_, _| {}).expect("vectors");
+        let wall = started.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - cpu_before;
+        assert_eq!(flat.len(), texts.len() * embedder.dimension());
+        // The 8-bit vectors against f32's, text by text (both are unit vectors).
+        let cosines: Vec<f32> = flat
+            .chunks_exact(embedder.dimension())
+            .zip(f32_vectors.chunks_exact(embedder.dimension()))
+            .map(|(a, b)| a.iter().zip(b).map(|(x, y)| x * y).sum())
+            .collect();
+        let (engine, min, mean) = match arithmetic {
+            Arithmetic::F32 => ("cairn", 1.0, 1.0),
+            Arithmetic::Int8 => (
+                "cairn int8",
+                cosines.iter().cloned().fold(f32::MAX, f32::min),
+                cosines.iter().sum::<f32>() / cosines.len().max(1) as f32,
+            ),
+        };
+        println!(
+            "{}",
+            serde_json::json!({
+                "engine": engine,
+                "chunks": texts.len(),
+                "tokens": real,
+                "seconds": wall,
+                "chunks_per_second": texts.len() as f64 / wall,
+                "tokens_per_second": real as f64 / wall,
+                "cpu_utilisation": cpu / wall,
+                "peak_rss_mb": peak_rss_mb(),
+                "min_cosine_to_f32": min,
+                "mean_cosine_to_f32": mean,
+            })
+        );
+        if arithmetic == Arithmetic::F32 {
+            f32_vectors = flat;
+        }
+    }
 }
 
 /// This process's user + system CPU time (Linux `/proc/self/stat`, in clock ticks of 1/100 s).

@@ -285,6 +285,7 @@ fn identity() -> ModelIdentity {
         web_weights_file: String::new(),
         config_sha256: String::new(),
         tokenizer_sha256: String::new(),
+        arithmetic: Default::default(),
     }
 }
 

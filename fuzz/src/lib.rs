@@ -47,6 +47,7 @@ fn identity() -> ModelIdentity {
         web_weights_file: "model.gguf".into(),
         config_sha256: "0".repeat(64),
         tokenizer_sha256: "0".repeat(64),
+        arithmetic: Default::default(),
     }
 }
 

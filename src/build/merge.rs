@@ -28,7 +28,9 @@ pub fn merge(
             .map_err(|e| Error::InvalidIndex(format!("{}: {e}", path.display())))
     };
     let joined = shard::join(parts.iter().map(read).collect::<Result<_>>()?)?;
-    let (embedder, _) = model::load_source_model(model)?;
+    let (mut embedder, _) = model::load_source_model(model)?;
+    // Leftover chunks and the static tier in the arithmetic the shards embedded in.
+    embedder.set_arithmetic(joined.identity.arithmetic);
     if embedder.weights_sha256() != joined.identity.source_weights_sha256 {
         return Err(Error::Model(format!(
             "the shards were embedded by another model than {}; pass the shards' model with --model",

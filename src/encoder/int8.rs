@@ -66,6 +66,7 @@ impl Isa {
 
 /// Quantizes `values` (a block, up to BLOCK long) into `out`, each value plus `offset` (128 for
 /// VNNI's unsigned bytes, wrapping): its scale.
+#[inline(always)]
 fn quantize_block(values: &[f32], out: &mut [i8], offset: u8) -> f32 {
     // A comparison, not `f32::max`, so that the loop vectorizes (no value here is NaN).
     let max = values
@@ -77,9 +78,14 @@ fn quantize_block(values: &[f32], out: &mut [i8], offset: u8) -> f32 {
         127.0 / max
     };
     for (q, &v) in out.iter_mut().zip(values) {
-        // Half away from zero, without `round` (a call to libm where SSE4.1 is not assumed).
-        let y = v * inverse;
-        *q = (((y + 0.5f32.copysign(y)) as i32).clamp(-127, 127) as u8).wrapping_add(offset) as i8;
+        // Half away from zero, without `round` (a call to libm where SSE4.1 is not assumed);
+        // clamped first (`max`, `min` also take a NaN to −127), so that the conversion needs no
+        // saturation, which kept the loop scalar.
+        let y = (v * inverse).max(-127.0).min(127.0);
+        let y = y + 0.5f32.copysign(y);
+        // SAFETY: y is finite and within ±127.5, where the truncation is an i32.
+        let r = unsafe { y.to_int_unchecked::<i32>() };
+        *q = (r as u8).wrapping_add(offset) as i8;
     }
     out[values.len()..].fill(offset as i8);
     if inverse == 0.0 {
@@ -95,6 +101,7 @@ struct Rows {
     scales: Vec<f32>,
 }
 
+#[inline(always)]
 fn quantize_rows(x: &[f32], inputs: usize, blocks: usize, offset: u8) -> Rows {
     let rows = x.len() / inputs;
     let stride = blocks * BLOCK;
@@ -173,7 +180,10 @@ impl Packed8 {
         let offset = if self.isa == Isa::Vnni512 { 128 } else { 0 };
         #[cfg(not(target_arch = "x86_64"))]
         let offset = 0;
-        let q = quantize_rows(x, self.inputs, self.blocks, offset);
+        let q = super::matmul::wide(
+            #[inline(always)]
+            || quantize_rows(x, self.inputs, self.blocks, offset),
+        );
         // SAFETY: each kernel is called only where `detect` found its instructions.
         #[allow(unused_unsafe)] // only the plain kernel where x86-64's are not compiled
         unsafe {

@@ -33,6 +33,8 @@ pub struct ModelIdentity {
     /// changed shape or vocabulary changes the embeddings as surely as changed weights.
     pub config_sha256: String,
     pub tokenizer_sha256: String,
+    /// The arithmetic the vectors were computed in (f32, or the 8-bit products).
+    pub arithmetic: crate::encoder::Arithmetic,
 }
 
 impl ModelIdentity {
@@ -44,6 +46,7 @@ impl ModelIdentity {
             && self.source_weights_sha256 == other.source_weights_sha256
             && self.config_sha256 == other.config_sha256
             && self.tokenizer_sha256 == other.tokenizer_sha256
+            && self.arithmetic == other.arithmetic
     }
 }
 
@@ -582,6 +585,7 @@ mod tests {
             web_weights_file: String::new(),
             config_sha256: String::new(),
             tokenizer_sha256: String::new(),
+            arithmetic: Default::default(),
         }
     }
 
