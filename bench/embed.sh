@@ -3,7 +3,7 @@
 #
 # For each collection (the five of ../shared/eval/, the Rust book's HTML that rustup installs,
 # and a long-text set: the book's chunks of 200 tokens or more), `examples/bench_embed.rs` reads and chunks it as `cairn index` does,
-# writes the chunk texts and embeds them; then `bench/embed_reference.py` embeds the very same
+# writes the chunk texts and embeds them (f32, then int8: `--arithmetic int8`); then `bench/embed_reference.py` embeds the very same
 # texts with onnxruntime (the same weights exported to ONNX by `bench/export_onnx.py`, f32 and
 # 8-bit, each text alone and in length-sorted batches of 32), both on 2 threads. Prints one
 # JSON line a run, then a Markdown table.
@@ -46,12 +46,15 @@ done
 $py - "$results" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print("\n| set | engine | chunks | tokens/chunk | chunks/s | tokens/s | CPU | peak MB | cairn ÷ this |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("\n| set | engine | chunks | tokens/chunk | chunks/s | tokens/s | CPU | peak MB | cairn ÷ this | cairn int8 ÷ this |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 cairn = {r["set"]: r for r in rows if r["engine"] == "cairn"}
+int8 = {r["set"]: r for r in rows if r["engine"] == "cairn int8"}
 for r in rows:
-    c = cairn[r["set"]]
-    print(f'| {r["set"]} | {r["engine"]} | {r["chunks"]} | {r["tokens"] / r["chunks"]:.0f} | '
+    c, q = cairn[r["set"]], int8[r["set"]]
+    cosine = f' (cosine to f32 ≥ {r["min_cosine_to_f32"]:.4f})' if r["engine"] == "cairn int8" else ""
+    print(f'| {r["set"]} | {r["engine"]}{cosine} | {r["chunks"]} | {r["tokens"] / r["chunks"]:.0f} | '
           f'{r["chunks_per_second"]:.1f} | {r["tokens_per_second"]:.0f} | {r["cpu_utilisation"]:.2f} | '
-          f'{r["peak_rss_mb"]:.0f} | {c["chunks_per_second"] / r["chunks_per_second"]:.2f} |')
+          f'{r["peak_rss_mb"]:.0f} | {c["chunks_per_second"] / r["chunks_per_second"]:.2f} | '
+          f'{q["chunks_per_second"] / r["chunks_per_second"]:.2f} |')
 EOF

@@ -79,10 +79,19 @@ writeFileSync(script, `
 const npx = await timed(process.execPath, [script]);
 rows.push({ who: `npm package (WASI, ${threads} threads)`, ...npx, chunks: chunksOf(npx.stdout) });
 
+// Both again with the 8-bit products (`--arithmetic int8`).
+const native8 = await timed(join(root, "target/release/cairn"), ["index", docs, "--out", join(out, "native-int8"), "--model", model, "--arithmetic", "int8"], { CAIRN_PROGRESS: "lines" });
+rows.push({ who: "native CLI, --arithmetic int8", ...native8, chunks: chunksOf(native8.stdout) });
+writeFileSync(script, readFileSync(script, "utf8").replace("model: ", 'arithmetic: "int8", model: ').replace(JSON.stringify(join(out, "npx")), JSON.stringify(join(out, "npx-int8"))));
+const npx8 = await timed(process.execPath, [script]);
+rows.push({ who: `npm package (WASI, ${threads} threads), arithmetic int8`, ...npx8, chunks: chunksOf(npx8.stdout) });
+
 // The same chunk texts, embedded alone by cairn's native embedder and by onnxruntime-node.
 const texts = join(out, "texts.jsonl");
-const alone = JSON.parse(execFileSync(join(root, "target/release/examples/bench_embed"), [model, texts, docs], { cwd: root, encoding: "utf8" }));
-rows.push({ who: "native embedder alone (examples/bench_embed)", embedding: alone.seconds, chunks: alone.chunks, rssMb: alone.peak_rss_mb });
+const alone = execFileSync(join(root, "target/release/examples/bench_embed"), [model, texts, docs], { cwd: root, encoding: "utf8" });
+for (const r of alone.trim().split("\n").map((l) => JSON.parse(l))) {
+  rows.push({ who: `native embedder alone (examples/bench_embed, ${r.engine})`, embedding: r.seconds, chunks: r.chunks, rssMb: r.peak_rss_mb });
+}
 if (ortModules && existsSync(join(root, "target/onnx/model.onnx"))) {
   for (const file of ["model.onnx", "model_q8.onnx"]) {
     const r = JSON.parse(execFileSync(process.execPath, [join(root, "bench/embed_reference.mjs"), ortModules, join(root, "target/onnx", file), join(model, "tokenizer.json"), texts, String(threads)], { encoding: "utf8" }));

@@ -49,7 +49,7 @@ done
 # Node runs; the same flags, messages and index bytes, with no Rust toolchain on the user's side.
 cargo build --release --target wasm32-wasip1 --bin cairn
 mkdir -p pkg/cli pkg/bin
-cp target/wasm32-wasip1/release/cairn.wasm pkg/cli/cairn.wasm
+cp "${CARGO_TARGET_DIR:-target}"/wasm32-wasip1/release/cairn.wasm pkg/cli/cairn.wasm
 # The launcher with its WASI implementation (@tybys/wasm-util) bundled in: the package keeps no
 # dependencies, and installs offline.
 npx esbuild js/bin/cairn.mjs --bundle --platform=node --format=esm --target=node20 --log-level=warning \

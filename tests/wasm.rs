@@ -386,3 +386,25 @@ async fn errors_leave_the_index_answering() {
     assert_eq!(ids(&index), before);
     assert!(!index.model_ready());
 }
+
+/// The 8-bit product's SIMD128 kernel gives the plain kernel's bits, at shapes with a short
+/// tile, a short panel and a short last block (the same check as the native kernels').
+#[wasm_bindgen_test]
+fn the_int8_simd128_kernel_gives_the_plain_kernels_bits() {
+    use cairn::encoder::int8::Packed8;
+    let mut state = 7u32;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        (state % 2001) as f32 / 1000.0 - 1.0
+    };
+    for (rows, k, n) in [(1, 32, 8), (5, 40, 13), (9, 384, 20), (4, 70, 8)] {
+        let weight: Vec<f32> = (0..n * k).map(|_| next() * 0.1).collect();
+        let bias: Vec<f32> = (0..n).map(|_| next()).collect();
+        let x: Vec<f32> = (0..rows * k).map(|_| next() * 4.0).collect();
+        let got = Packed8::new(&weight, &bias, n, k).forward(&x);
+        let plain = Packed8::plain(&weight, &bias, n, k).forward(&x);
+        assert_eq!(got, plain, "at {rows}×{k}×{n}");
+    }
+}

@@ -27,6 +27,9 @@ export interface IndexOptions {
   allowEmpty?: boolean;
   webWeights?: "q8" | "f16" | "f32";
   vectors?: "i8" | "f32";
+  /** The arithmetic chunks are embedded in: "f32" (the default), or "int8" (8-bit products:
+   * natively about 1.5 to 2.5 times the chunks a second, vectors within cosine 0.999 of f32's). */
+  arithmetic?: "f32" | "int8";
   graphFrom?: number;
   /** Hears each line the command line says as it goes (skipped files, warnings, estimates). */
   onMessage?: (line: string) => void;

@@ -17,7 +17,7 @@ export { CairnError };
 /** The flags each option becomes. */
 const FLAGS = {
   model: "--model", layout: "--layout", baseUrl: "--base-url", chunkWords: "--chunk-words", language: "--language",
-  webWeights: "--web-weights", vectors: "--vectors", graphFrom: "--graph-from",
+  webWeights: "--web-weights", vectors: "--vectors", graphFrom: "--graph-from", arithmetic: "--arithmetic",
 };
 const SWITCHES = { noEmbed: "--no-embed", noStatic: "--no-static", summaries: "--summaries", allFiles: "--all-files", allowEmpty: "--allow-empty" };
 

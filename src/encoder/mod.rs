@@ -1,19 +1,20 @@
 //! The BERT encoder the sentence model (`embed`) and the cross-encoder (`rerank`) run, on both
-//! targets: candle's tensors between cairn's own kernels for the heavy steps. It computes what
-//! Hugging Face's `BertModel` does, or `XLMRobertaModel` (the same network with positions
-//! numbered after the padding's: `first_position`), with the same weights, names and results to
-//! f32 rounding, but:
+//! targets: cairn's own kernels on plain buffers from the embeddings' LayerNorm to the last
+//! layer (candle only reads the weights and gathers the embeddings). It computes what Hugging
+//! Face's `BertModel` does, or `XLMRobertaModel` (the same network with positions numbered after
+//! the padding's: `first_position`), with the same weights, names and results to f32 rounding,
+//! but:
 //! - every linear layer runs on its weights packed once at load (`matmul`: AVX-512 or AVX2 + FMA
 //!   tiles chosen at run time, SIMD128 in wasm), where candle's gemm packed them again at every
-//!   product and reached about a quarter of the machine's peak;
+//!   product and reached about a quarter of the machine's peak; or, with `Arithmetic::Int8`, on
+//!   8-bit blocks (`int8`: VNNI or AVX2), about twice as fast a product;
 //! - the query, key and value projections are one product (their weights stacked at load), the
 //!   1/√d of attention is folded into the query weights, and attention runs head by head on the
 //!   same packed product with a vectorized exp in the softmax (`attention`), the padding's mask
 //!   added only when a batch is padded (a text embedded alone has none);
-//! - GELU's erf is a rational function the compiler vectorizes (`gelu_erf`), where candle calls
-//!   libm's scalar `erff` for each of a chunk's 6 × 1,536 × T values.
-//! `int8` is an 8-bit product measured beside the f32 one (`examples/bench_qmatmul.rs`), not
-//! used yet: at these shapes it is not enough faster to pay for its rounding.
+//! - the residual add and LayerNorm are one pass, GELU's erf is a rational function the compiler
+//!   vectorizes (`erf`), and these loops are compiled for the products' instruction set
+//!   (`matmul::wide`: the crate's baseline x86-64 gave them SSE2's 4 lanes).
 //!
 //! The same encoder ships quantized for the browser (`to_gguf`, `from_gguf`): the linear layers'
 //! weights in q8_0 (blocks of 32 int8 values with a scale each), everything else as it was, and
@@ -30,6 +31,7 @@ use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{embedding, linear, Embedding, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
+pub use crate::index::vector::Arithmetic;
 use crate::store::rows::StaticTable;
 
 mod attention;
@@ -55,17 +57,6 @@ pub struct Bert {
 pub(crate) enum Words {
     Table(Embedding),
     Rows(RwLock<StaticTable>),
-}
-
-/// The arithmetic of the encoder's linear layers: f32, or 8-bit blocks (`int8`: about twice
-/// as fast a product, vectors within cosine 0.999 of f32's). An index records the one its
-/// vectors were made with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(not(browser), derive(clap::ValueEnum))]
-pub enum Arithmetic {
-    #[default]
-    F32,
-    Int8,
 }
 
 /// A linear layer: y = x·Wᵀ + b, on weights packed once for the product (`matmul`, or `int8`'s
