@@ -724,3 +724,57 @@ fn an_xlm_roberta_shaped_model_embeds_as_its_reference_and_builds_an_index() {
         }
     }
 }
+
+/// `--arithmetic int8`: the chunks embedded in 8-bit products, which the index records; their
+/// vectors within cosine 0.999 of an f32 build's; and a later f32 build into the same folder
+/// keeps none of them (an index's vectors are all of one arithmetic).
+#[test]
+fn an_int8_build_records_its_arithmetic_and_stays_near_f32() {
+    use cairn::index::vector::Arithmetic;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("records.jsonl");
+    let records: String = thousand_records(false)
+        .lines()
+        .take(60)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&input, records).unwrap();
+    let model = model_dir();
+    let build = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "index",
+            input.to_str().unwrap(),
+            "--model",
+            model.to_str().unwrap(),
+            "--no-static",
+            "--vectors",
+            "f32",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        cairn(&args)
+    };
+    let vectors = |out: &Path| {
+        let bytes = std::fs::read(out.join("index.cairn")).unwrap();
+        cairn::index::format::read(&bytes).unwrap().vectors.unwrap()
+    };
+    let (f32_dir, int8_dir) = (dir.path().join("f32"), dir.path().join("int8"));
+    build(&f32_dir, &[]);
+    build(&int8_dir, &["--arithmetic", "int8"]);
+    let (exact, eight) = (vectors(&f32_dir), vectors(&int8_dir));
+    assert_eq!(exact.model.arithmetic, Arithmetic::F32);
+    assert_eq!(eight.model.arithmetic, Arithmetic::Int8);
+    let (a, b) = (exact.to_flat(), eight.to_flat());
+    assert_eq!(a.len(), b.len());
+    assert_ne!(a, b, "the 8-bit products gave f32's very vectors");
+    for (x, y) in a.chunks_exact(384).zip(b.chunks_exact(384)) {
+        let c = cosine(x, y);
+        assert!(c >= 0.999, "a chunk's int8 vector at cosine {c} to f32's");
+    }
+    let same = build(&f32_dir, &[]);
+    assert!(same.contains("kept from the previous index"), "{same}");
+    let again = build(&int8_dir, &[]);
+    assert!(!again.contains("kept from the previous index"), "{again}");
+    assert_eq!(vectors(&int8_dir).model.arithmetic, Arithmetic::F32);
+}

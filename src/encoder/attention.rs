@@ -30,7 +30,10 @@ pub(crate) fn attend(
         for h in 0..heads {
             for (t, row) in rows.chunks_exact(3 * hidden).enumerate() {
                 copy(&mut q[t * d..(t + 1) * d], &row[h * d..(h + 1) * d]);
-                copy(&mut k[t * d..(t + 1) * d], &row[hidden + h * d..hidden + (h + 1) * d]);
+                copy(
+                    &mut k[t * d..(t + 1) * d],
+                    &row[hidden + h * d..hidden + (h + 1) * d],
+                );
                 for (e, &v) in row[2 * hidden + h * d..2 * hidden + (h + 1) * d]
                     .iter()
                     .enumerate()

@@ -252,7 +252,11 @@ impl Bert {
         )?;
         for (name, norm) in self.norms() {
             let vector = |v: &[f32]| Tensor::from_slice(v, v.len(), &Device::Cpu);
-            put(format!("{name}.weight"), &vector(&norm.weight)?, GgmlDType::F32)?;
+            put(
+                format!("{name}.weight"),
+                &vector(&norm.weight)?,
+                GgmlDType::F32,
+            )?;
             put(format!("{name}.bias"), &vector(&norm.bias)?, GgmlDType::F32)?;
         }
         for (name, dense) in self.denses() {
@@ -439,7 +443,13 @@ impl Layer {
     }
 
     /// The layer on `x`, (batch × tokens) rows of hidden values; `mask_bias` as `attend`'s.
-    fn forward(&self, x: &[f32], batch: usize, tokens: usize, mask_bias: Option<&[f32]>) -> Vec<f32> {
+    fn forward(
+        &self,
+        x: &[f32],
+        batch: usize,
+        tokens: usize,
+        mask_bias: Option<&[f32]>,
+    ) -> Vec<f32> {
         let qkv = self.qkv.forward(x);
         let context = attention::attend(&qkv, batch, tokens, self.heads, mask_bias);
         let mut attended = self.attention_out.forward(&context);
@@ -470,11 +480,7 @@ struct Norm {
 
 impl Norm {
     fn load(vb: VarBuilder, hidden: usize, eps: f64) -> Result<Self> {
-        Norm::new(
-            &vb.get(hidden, "weight")?,
-            &vb.get(hidden, "bias")?,
-            eps,
-        )
+        Norm::new(&vb.get(hidden, "weight")?, &vb.get(hidden, "bias")?, eps)
     }
 
     fn new(weight: &Tensor, bias: &Tensor, eps: f64) -> Result<Self> {
