@@ -408,3 +408,29 @@ fn the_int8_simd128_kernel_gives_the_plain_kernels_bits() {
         assert_eq!(got, plain, "at {rows}×{k}×{n}");
     }
 }
+
+/// The browser's 8-bit weights, widened a block at a time (SIMD128), give the products of the
+/// same weights widened at load, to the bit.
+#[wasm_bindgen_test]
+fn eight_bit_panels_give_the_widened_weights_products_in_wasm() {
+    use cairn::encoder::matmul::{Packed, Q8_BLOCK};
+    let (n, k, rows) = (21, 1088, 6); // a short panel; blocks of 1,024 inputs and a short one
+    let values: Vec<i8> = (0..n * k)
+        .map(|i| ((i * 37 % 255) as i32 - 127) as i8)
+        .collect();
+    let scales: Vec<f32> = (0..n * k / Q8_BLOCK)
+        .map(|i| 0.001 + i as f32 * 1e-4)
+        .collect();
+    let bias: Vec<f32> = (0..n).map(|i| i as f32 * 0.01 - 0.2).collect();
+    let x: Vec<f32> = (0..rows * k)
+        .map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0)
+        .collect();
+    let widened: Vec<f32> = (0..n * k)
+        .map(|i| values[i] as f32 * scales[(i / k) * (k / Q8_BLOCK) + (i % k) / Q8_BLOCK])
+        .collect();
+    let q8 = Packed::from_q8(&values, &scales, &bias, n, k);
+    assert_eq!(
+        q8.forward(&x),
+        Packed::new(&widened, &bias, n, k).forward(&x)
+    );
+}

@@ -18,10 +18,26 @@ pub struct Packed {
     inputs: usize,
     outputs: usize,
     isa: Isa,
-    /// Panels of `isa.nr()` columns: panel p holds W[k][p·NR + j] at (p·inputs + k)·NR + j.
-    panels: Vec<f32>,
+    panels: Panels,
     bias: Vec<f32>,
 }
+
+/// Panels of `isa.nr()` columns: panel p holds W[k][p·NR + j] at (p·inputs + k)·NR + j.
+enum Panels {
+    F32(Vec<f32>),
+    /// The browser's 8-bit model as its file has it (q8_0: a scale a column every `Q8_BLOCK`
+    /// inputs, at (p·blocks + k / Q8_BLOCK)·NR + j), widened to f32 a block of a panel at a time
+    /// as the product reaches it: the same f32 weights (value × scale, as candle widens them),
+    /// so the same sums, from a quarter of the bytes. A query's few rows read every weight once
+    /// or twice, so its time is that of reading them.
+    Q8 {
+        values: Vec<i8>,
+        scales: Vec<f32>,
+    },
+}
+
+/// Inputs a q8_0 scale covers.
+pub const Q8_BLOCK: usize = 32;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Isa {
@@ -116,7 +132,48 @@ impl Packed {
             inputs,
             outputs,
             isa,
-            panels,
+            panels: Panels::F32(panels),
+            bias: bias.to_vec(),
+        }
+    }
+
+    /// Packs an 8-bit weight as q8_0 stores it: `values` out × in (row-major), `scales` out ×
+    /// in / `Q8_BLOCK`, W[o][k] = values[o][k] · scales[o][k / Q8_BLOCK]. `inputs` is a
+    /// multiple of `Q8_BLOCK`.
+    pub fn from_q8(
+        values: &[i8],
+        scales: &[f32],
+        bias: &[f32],
+        outputs: usize,
+        inputs: usize,
+    ) -> Packed {
+        assert_eq!(inputs % Q8_BLOCK, 0, "whole blocks of inputs");
+        assert_eq!(values.len(), outputs * inputs, "a weight of out × in");
+        assert_eq!(scales.len(), outputs * inputs / Q8_BLOCK, "a scale a block");
+        assert_eq!(bias.len(), outputs, "a bias a column");
+        let isa = Isa::detect();
+        let nr = isa.nr();
+        let blocks = inputs / Q8_BLOCK;
+        let panels_n = outputs.div_ceil(nr);
+        let mut packed = vec![0i8; panels_n * inputs * nr];
+        let mut packed_scales = vec![0f32; panels_n * blocks * nr];
+        for (o, row) in values.chunks_exact(inputs.max(1)).enumerate() {
+            let (p, j) = (o / nr, o % nr);
+            for (k, &v) in row.iter().enumerate() {
+                packed[(p * inputs + k) * nr + j] = v;
+            }
+            for b in 0..blocks {
+                packed_scales[(p * blocks + b) * nr + j] = scales[o * blocks + b];
+            }
+        }
+        Packed {
+            inputs,
+            outputs,
+            isa,
+            panels: Panels::Q8 {
+                values: packed,
+                scales: packed_scales,
+            },
             bias: bias.to_vec(),
         }
     }
@@ -133,14 +190,21 @@ impl Packed {
         &self.bias
     }
 
-    /// W as the file stores it (out × in, row-major).
+    /// W as the file stores it (out × in, row-major), in f32.
     pub fn weight(&self) -> Vec<f32> {
         let nr = self.isa.nr();
         let mut out = vec![0.0; self.outputs * self.inputs];
         for (o, row) in out.chunks_exact_mut(self.inputs.max(1)).enumerate() {
             let (p, j) = (o / nr, o % nr);
             for (k, w) in row.iter_mut().enumerate() {
-                *w = self.panels[(p * self.inputs + k) * nr + j];
+                let at = (p * self.inputs + k) * nr + j;
+                *w = match &self.panels {
+                    Panels::F32(panels) => panels[at],
+                    Panels::Q8 { values, scales } => {
+                        let blocks = self.inputs / Q8_BLOCK;
+                        values[at] as f32 * scales[(p * blocks + k / Q8_BLOCK) * nr + j]
+                    }
+                };
             }
         }
         out
@@ -210,12 +274,35 @@ fn product<const MR: usize, const NR: usize>(
 ) {
     let (k_all, n) = (w.inputs, w.outputs);
     let rows = x.len() / k_all;
+    // A multiple of Q8_BLOCK, so that an 8-bit block of a panel is whole blocks of scales.
     let kc_max = (PANEL_BLOCK_FLOATS / NR).max(1);
+    debug_assert_eq!(kc_max % Q8_BLOCK, 0);
+    let mut widened = match w.panels {
+        Panels::F32(_) => Vec::new(),
+        Panels::Q8 { .. } => vec![0f32; kc_max.min(k_all) * NR],
+    };
     let mut k0 = 0;
     while k0 < k_all {
         let kc = kc_max.min(k_all - k0);
         for p in 0..n.div_ceil(NR) {
-            let panel = &w.panels[(p * k_all + k0) * NR..(p * k_all + k0 + kc) * NR];
+            let span = (p * k_all + k0) * NR..(p * k_all + k0 + kc) * NR;
+            let panel: &[f32] = match &w.panels {
+                Panels::F32(panels) => &panels[span],
+                Panels::Q8 { values, scales } => {
+                    let blocks = k_all / Q8_BLOCK;
+                    let first = p * blocks + k0 / Q8_BLOCK;
+                    for ((to, from), scale) in widened[..kc * NR]
+                        .chunks_exact_mut(Q8_BLOCK * NR)
+                        .zip(values[span].chunks_exact(Q8_BLOCK * NR))
+                        .zip(scales[first * NR..].chunks_exact(NR))
+                    {
+                        for (to, from) in to.chunks_exact_mut(NR).zip(from.chunks_exact(NR)) {
+                            widen(to, from, scale);
+                        }
+                    }
+                    &widened[..kc * NR]
+                }
+            };
             let (c0, width) = (p * NR, NR.min(n - p * NR));
             let mut r0 = 0;
             while r0 < rows {
@@ -252,6 +339,32 @@ fn product<const MR: usize, const NR: usize>(
             }
         }
         k0 += kc;
+    }
+}
+
+/// `to[j] = from[j] · scale[j]`: a panel row of 8-bit weights in f32, as candle widens q8_0.
+#[inline(always)]
+fn widen(to: &mut [f32], from: &[i8], scale: &[f32]) {
+    #[cfg(target_arch = "wasm32")]
+    if to.len() == 8 && from.len() == 8 && scale.len() == 8 {
+        use std::arch::wasm32::*;
+        // SAFETY: 8 bytes read from `from`, 8 floats from `scale` and to `to` (checked above).
+        unsafe {
+            let bytes = u64x2_splat((from.as_ptr() as *const u64).read_unaligned());
+            let wide = i16x8_extend_low_i8x16(bytes);
+            let (lo, hi) = (i32x4_extend_low_i16x8(wide), i32x4_extend_high_i16x8(wide));
+            let s = scale.as_ptr() as *const v128;
+            let t = to.as_mut_ptr() as *mut v128;
+            v128_store(t, f32x4_mul(f32x4_convert_i32x4(lo), v128_load(s)));
+            v128_store(
+                t.add(1),
+                f32x4_mul(f32x4_convert_i32x4(hi), v128_load(s.add(1))),
+            );
+        }
+        return;
+    }
+    for ((t, &v), &s) in to.iter_mut().zip(from).zip(scale) {
+        *t = v as f32 * s;
     }
 }
 
@@ -413,6 +526,32 @@ pub(super) mod tests {
                 (rows, k, n, weight, bias, x)
             })
             .collect()
+    }
+
+    #[test]
+    fn eight_bit_panels_give_the_widened_weights_products_to_the_bit() {
+        // 544 inputs: two whole blocks of AVX-512 panels (256) and a short one.
+        let (n, k, rows) = (45, 544, 7);
+        let values: Vec<i8> = (0..n * k)
+            .map(|i| ((i * 37 % 255) as i32 - 127) as i8)
+            .collect();
+        let scales: Vec<f32> = (0..n * k / Q8_BLOCK)
+            .map(|i| 0.001 + i as f32 * 1e-4)
+            .collect();
+        let bias: Vec<f32> = (0..n).map(|i| i as f32 * 0.01 - 0.2).collect();
+        let x: Vec<f32> = (0..rows * k)
+            .map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0)
+            .collect();
+        // q8_0 widened as candle does: value × scale.
+        let widened: Vec<f32> = (0..n * k)
+            .map(|i| values[i] as f32 * scales[(i / k) * (k / Q8_BLOCK) + (i % k) / Q8_BLOCK])
+            .collect();
+        let q8 = Packed::from_q8(&values, &scales, &bias, n, k);
+        assert_eq!(q8.weight(), widened);
+        assert_eq!(
+            q8.forward(&x),
+            Packed::new(&widened, &bias, n, k).forward(&x)
+        );
     }
 
     #[test]

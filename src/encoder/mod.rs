@@ -355,11 +355,38 @@ impl GgufReader<'_> {
         self.tensor(name, shape)?.dequantize(&Device::Cpu)
     }
 
+    /// A linear layer; its weight kept in q8_0's 8 bits where the file has them so (`Packed::
+    /// from_q8`), widened to f32 only a block at a time as products reach it.
     fn dense(&mut self, name: &str, rows: usize, cols: usize) -> Result<Dense> {
-        Dense::new(
-            self.float(&format!("{name}.weight"), &[rows, cols])?,
-            self.float(&format!("{name}.bias"), &[rows])?,
-        )
+        let weight = self.tensor(&format!("{name}.weight"), &[rows, cols])?;
+        let bias = self
+            .float(&format!("{name}.bias"), &[rows])?
+            .to_vec1::<f32>()?;
+        if bias.len() != rows {
+            candle_core::bail!("{name}.bias has {} values for {rows} outputs", bias.len());
+        }
+        if weight.dtype() != GgmlDType::Q8_0 || cols % matmul::Q8_BLOCK != 0 {
+            let weight = weight.dequantize(&Device::Cpu)?;
+            return Dense::new(weight, Tensor::from_vec(bias, rows, &Device::Cpu)?);
+        }
+        // q8_0's blocks: an f16 scale, then 32 signed bytes.
+        const BLOCK_BYTES: usize = 2 + matmul::Q8_BLOCK;
+        let data = weight.data()?;
+        if data.len() != rows * cols / matmul::Q8_BLOCK * BLOCK_BYTES {
+            candle_core::bail!(
+                "{name}.weight has {} bytes, not {rows} × {cols} in q8_0",
+                data.len()
+            );
+        }
+        let mut values = Vec::with_capacity(rows * cols);
+        let mut scales = Vec::with_capacity(rows * cols / matmul::Q8_BLOCK);
+        for block in data.chunks_exact(BLOCK_BYTES) {
+            scales.push(half::f16::from_le_bytes([block[0], block[1]]).to_f32());
+            values.extend(block[2..].iter().map(|&b| b as i8));
+        }
+        Ok(Dense::F32(Packed::from_q8(
+            &values, &scales, &bias, rows, cols,
+        )))
     }
 
     fn norm(&mut self, name: &str, hidden: usize) -> Result<Norm> {
