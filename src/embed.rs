@@ -187,7 +187,6 @@ pub struct Embedder {
     max_tokens: usize,
     name: String,
     weights_sha256: String,
-    arithmetic: crate::encoder::Arithmetic,
 }
 
 impl Embedder {
@@ -259,16 +258,14 @@ impl Embedder {
             max_tokens: max_tokens(&config),
             name: model_name(&config),
             weights_sha256,
-            arithmetic: crate::encoder::Arithmetic::F32,
         })
     }
 
     /// Embeds in `arithmetic` from here on (`Arithmetic::Int8`: the linear layers in 8-bit
-    /// blocks, about 1.5 times the texts a second). A model loaded from the browser's 8-bit
-    /// file stays in f32 products.
+    /// blocks, about twice the texts a second natively); once 8-bit, it stays so
+    /// (`Bert::set_arithmetic`), and `identity` records what it runs.
     pub fn set_arithmetic(&mut self, arithmetic: crate::encoder::Arithmetic) {
         self.model.set_arithmetic(arithmetic);
-        self.arithmetic = arithmetic;
     }
 
     pub fn dimension(&self) -> usize {
@@ -313,7 +310,7 @@ impl Embedder {
             web_weights_file: web_file.to_string(),
             config_sha256: sha256_hex(&source.config),
             tokenizer_sha256: sha256_hex(&source.tokenizer),
-            arithmetic: self.arithmetic,
+            arithmetic: self.model.arithmetic(),
         }
     }
 

@@ -166,7 +166,8 @@ impl Bert {
         })
     }
 
-    /// Runs the linear layers in `arithmetic` from here on (the encoder loaded in f32).
+    /// Runs the linear layers in `arithmetic` from here on. The encoder loads in f32; once in
+    /// 8 bits it stays so (its f32 weights are not kept), which `arithmetic` then says.
     pub fn set_arithmetic(&mut self, arithmetic: Arithmetic) {
         for layer in &mut self.layers {
             for dense in [
@@ -177,6 +178,14 @@ impl Bert {
             ] {
                 dense.to(arithmetic);
             }
+        }
+    }
+
+    /// The arithmetic the linear layers run in.
+    pub fn arithmetic(&self) -> Arithmetic {
+        match self.layers.first().map(|l| &l.qkv) {
+            Some(Dense::Int8(_)) => Arithmetic::Int8,
+            _ => Arithmetic::F32,
         }
     }
 
