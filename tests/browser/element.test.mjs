@@ -4,11 +4,10 @@
 // violation, on the demo's index (www/index, lexical only: no model is given).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { serve } from "../../scripts/serve.mjs";
-import { buildIndex, launchChromium, root } from "../node/helpers.mjs";
+import { buildIndex, launchChromium, root, scratch } from "../node/helpers.mjs";
 
 let server, browser, base;
 
@@ -24,7 +23,7 @@ const notes = Array.from({ length: 40 }, (_, i) => ({
 }));
 
 before(async () => {
-  const records = mkdtempSync(join(tmpdir(), "cairn-notes-"));
+  const records = scratch("notes");
   writeFileSync(join(records, "notes.jsonl"), notes.map((n) => JSON.stringify(n)).join("\n") + "\n");
   const notesIndex = buildIndex([join(records, "notes.jsonl")], ["--no-embed", "--layout", "single"]);
   server = await serve(0, [["/notes-index/", notesIndex]]);

@@ -11,11 +11,10 @@
 //     the file is whole again, that query too.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { serve } from "../../scripts/serve.mjs";
-import { buildIndex, launchChromium, root } from "../node/helpers.mjs";
+import { buildIndex, launchChromium, root, scratch } from "../node/helpers.mjs";
 
 const site = join(root, "target/test-fixtures/site-100k");
 let browser, small, single, blank;
@@ -28,7 +27,7 @@ before(async () => {
   // Small fragments, one a pack, so a query reads several and one can be damaged alone.
   const { execFileSync } = await import("node:child_process");
   execFileSync(join(root, "target/debug/examples/write_fragments"), [single, small, "--shard-postings", "7", "--shard-words", "5", "--text-bytes", "300", "--pack-bytes", "1"]);
-  blank = mkdtempSync(join(tmpdir(), "cairn-blank-"));
+  blank = scratch("blank");
   writeFileSync(join(blank, "blank.html"), "<!doctype html><title>blank</title>");
   browser = await launchChromium();
 });

@@ -6,11 +6,10 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildIndex, fixtures, launchChromium, model, root } from "../node/helpers.mjs";
+import { buildIndex, fixtures, launchChromium, model, root, scratch } from "../node/helpers.mjs";
 import { SPA_PAGE, hostileHost, searchRequests } from "../hostile-host.mjs";
 
 const require = createRequire(import.meta.url);
@@ -27,7 +26,7 @@ before(async () => {
   const dir = join(single, "fragments");
   // One fragment a pack, two partitions: a record is a part of its own pack.
   execFileSync(join(root, "target/debug/examples/write_fragments"), [single, dir, "--shard-postings", "7", "--shard-words", "5", "--text-bytes", "300", "--pack-bytes", "1", "--partitions", "2"]);
-  const blank = mkdtempSync(join(tmpdir(), "cairn-blank-"));
+  const blank = scratch("blank");
   writeFileSync(join(blank, "blank.html"), "<!doctype html><title>blank</title>");
   host = await hostileHost([["/vec/", dir], ["/blank/", blank]], { holdMs: 30_000 });
   const { requests, hits } = searchRequests(FragmentedIndex, dir, QUERY, OPTIONS);

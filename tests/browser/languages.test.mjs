@@ -8,11 +8,10 @@
 // can be told another.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { serve } from "../../scripts/serve.mjs";
-import { buildIndex, cairn, launchChromium, root } from "../node/helpers.mjs";
+import { buildIndex, cairn, launchChromium, root, scratch } from "../node/helpers.mjs";
 
 const PAGES = {
   "haus.md": "# Das Haus\n\nEin altes Haus am Fluss, mit einem Garten für die Kinder der Nachbarn.",
@@ -37,22 +36,22 @@ const SITE = {
 let server, browser, base, indexes, site;
 
 before(async () => {
-  const docs = mkdtempSync(join(tmpdir(), "cairn-de-"));
+  const docs = scratch("de");
   for (const [name, text] of Object.entries(PAGES)) writeFileSync(join(docs, name), text);
-  const english = mkdtempSync(join(tmpdir(), "cairn-en-"));
+  const english = scratch("en");
   writeFileSync(join(english, "a.md"), "# Stones\n\nStacked stones mark the trail.");
   indexes = {
     single: buildIndex([docs], ["--no-embed", "--language", "de", "--layout", "single"]),
     fragments: buildIndex([docs], ["--no-embed", "--language", "de", "--layout", "fragments"]),
     english: buildIndex([english], ["--no-embed", "--layout", "single"]),
   };
-  site = mkdtempSync(join(tmpdir(), "cairn-two-"));
+  site = scratch("two");
   for (const [path, [lang, title, text]] of Object.entries(SITE)) {
     mkdirSync(join(site, path, ".."), { recursive: true });
     writeFileSync(join(site, path), `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${title}</title><script type="module" src="/pkg/element.js"></script></head><body><main><h1>${title}</h1><p>${text}</p><cairn-search index="/two/search/"></cairn-search></main></body></html>`);
   }
   cairn(["index", site, "--out", join(site, "search"), "--no-embed", "--base-url", "/two/"]);
-  const blank = mkdtempSync(join(tmpdir(), "cairn-blank-"));
+  const blank = scratch("blank");
   writeFileSync(join(blank, "blank.html"), `<!doctype html><html lang="de"><head><meta charset="utf-8"><title>t</title></head><body></body></html>`);
   // /nostem/ serves the package without its stemmers.
   server = await serve(0, [["/single/", indexes.single], ["/fragments/", indexes.fragments], ["/english/", indexes.english], ["/blank/", blank], ["/two/", site], ["/nostem/", join(root, "pkg")]], {

@@ -5,20 +5,19 @@
 // hybrid searches with the native CLI's hits, in its order.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { serve } from "../../scripts/serve.mjs";
-import { buildIndex, cairn, launchChromium } from "../node/helpers.mjs";
+import { buildIndex, cairn, launchChromium, scratch } from "../node/helpers.mjs";
 import { writeTinyXlmr } from "../tiny-xlmr.mjs";
 
 let server, browser, base, indexes, texts;
 
 before(async () => {
-  const model = mkdtempSync(join(tmpdir(), "cairn-xlmr-"));
+  const model = scratch("xlmr");
   writeTinyXlmr(model);
   texts = JSON.parse(readFileSync(join(model, "reference.json"), "utf8")).texts.map((t) => t.text);
-  const docs = mkdtempSync(join(tmpdir(), "cairn-xlmr-docs-"));
+  const docs = scratch("xlmr-docs");
   writeFileSync(join(docs, "records.jsonl"), texts.map((text, i) => JSON.stringify({ id: `r${i}`, text }) + "\n").join(""));
   indexes = {
     single: buildIndex([join(docs, "records.jsonl")], ["--model", model, "--layout", "single"]),

@@ -8,11 +8,10 @@
 //   - where OPFS cannot write, the index is kept in IndexedDB.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { serve } from "../../scripts/serve.mjs";
-import { buildIndex, cairn, launchChromium, model, root } from "../node/helpers.mjs";
+import { buildIndex, cairn, launchChromium, model, root, scratch } from "../node/helpers.mjs";
 
 let server, browser, base;
 
@@ -117,7 +116,7 @@ test("200 documents added in the page, searched by meaning, 50 removed, reloaded
   assert.equal(second.crackers[0].citation.docId, "bread-4");
 
   // The export is an index file the native CLI reads, holding the 150 documents.
-  const dir = mkdtempSync(join(tmpdir(), "cairn-export-"));
+  const dir = scratch("export");
   writeFileSync(join(dir, "index.cairn"), Buffer.from(second.bytes));
   const cli = JSON.parse(cairn(["search", dir, "sourdough starter", "--mode", "lexical", "--json", "--limit", "5"]));
   assert.ok(cli.length > 0 && cli[0].citation.docId.startsWith("bread-"), JSON.stringify(cli.map((h) => h.citation.docId)));

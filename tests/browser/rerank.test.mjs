@@ -7,18 +7,16 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "../../scripts/serve.mjs";
-import { buildIndex, cairn, launchChromium, root } from "../node/helpers.mjs";
+import { buildIndex, cairn, launchChromium, root, scratch } from "../node/helpers.mjs";
 import { writeTinyCrossEncoder } from "../tiny-cross-encoder.mjs";
 
 let server, browser, base, index, fragments, reranker;
 
 before(async () => {
   index = buildIndex([join(root, "tests/fixtures/linked")], ["--no-embed", "--summaries", "--chunk-words", "12"]);
-  reranker = mkdtempSync(join(tmpdir(), "cairn-reranker-"));
+  reranker = scratch("reranker");
   writeTinyCrossEncoder(reranker);
   // The same index in small fragments, so the reranked candidates' text spans several.
   fragments = join(index, "fragments");

@@ -8,14 +8,13 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cairn, launchChromium, root } from "./helpers.mjs";
+import { cairn, launchChromium, root, scratch } from "./helpers.mjs";
 import { serve } from "../../scripts/serve.mjs";
 
-const work = mkdtempSync(join(tmpdir(), "cairn-integrations-"));
+const work = scratch("integrations");
 const children = [];
 after(() => children.forEach((c) => c.kill()));
 

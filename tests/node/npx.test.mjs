@@ -9,11 +9,10 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { serve } from "../../scripts/serve.mjs";
-import { cairn, fixtures, launchChromium, model, root } from "./helpers.mjs";
+import { cairn, fixtures, launchChromium, model, root, scratch } from "./helpers.mjs";
 
 const HUB_PATH = "/sentence-transformers/all-MiniLM-L6-v2/resolve/main/";
 const QUERIES = ["how do I install it", "configuration options", "caffè"];
@@ -42,7 +41,7 @@ async function npxOk(args, extra = {}) {
 
 before(async () => {
   assert.ok(existsSync(join(root, "pkg/cli/cairn.wasm")), "pkg/ has no cli/cairn.wasm: run scripts/build-pkg.sh");
-  work = mkdtempSync(join(tmpdir(), "cairn-npx-"));
+  work = scratch("npx");
   const tarball = execFileSync("npm", ["pack", join(root, "pkg"), "--pack-destination", work, "--silent"], { encoding: "utf8" }).trim().split("\n").pop();
   project = join(work, "project");
   mkdirSync(project);

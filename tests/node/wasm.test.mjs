@@ -3,11 +3,10 @@
 // gives errors, not crashes.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { buildIndex, cairn, cosine, evalDir, fixtures, model, root } from "./helpers.mjs";
+import { buildIndex, cairn, cosine, evalDir, fixtures, model, root, scratch } from "./helpers.mjs";
 
 const require = createRequire(import.meta.url);
 const { SearchIndex } = require(join(root, "pkg/node/cairn.js"));
@@ -128,7 +127,7 @@ test("damaged indexes and wrong models are errors, not crashes", () => {
 
 test("rerank, summaries, citation kind and author, link rel: wasm agrees with native", async () => {
   const { writeTinyCrossEncoder } = await import("../tiny-cross-encoder.mjs");
-  const reranker = mkdtempSync(join(tmpdir(), "cairn-reranker-"));
+  const reranker = scratch("reranker");
   writeTinyCrossEncoder(reranker);
   const dir = buildIndex([join(root, "tests/fixtures/linked")], ["--no-embed", "--summaries", "--chunk-words", "12"]);
   const index = SearchIndex.fromBytes(readFileSync(join(dir, "index.cairn")));
