@@ -1,9 +1,9 @@
 // The loader of a fragmented index (`meta.cairn` and packs of fragments under `p/`): it asks the
 // wasm `FragmentedIndex` what a search needs, fetches exactly that, and asks again, so a query
-// costs at most five rounds of requests (terms and centroids, and the vector partitions once
-// the centroids are in and the query's vector is known; the static rows of its terms, while the
-// model is not in; typo words and vector partitions; expansions and the vector records of its
-// best candidates; its hits' text). A round's ranges of one pack that lie close together are
+// costs at most five rounds of requests (terms and centroids, with the static rows of the
+// terms' buckets while the model is not in, and the vector partitions once the centroids are in
+// and the query's vector is known; typo words and vector partitions; expansions' terms and
+// rows; the vector records of its best candidates; its hits' text). A round's ranges of one pack that lie close together are
 // joined into fewer requests (`fewer`): over HTTP/1.1 every six requests cost a round trip.
 // Fragments come by HTTP range requests into the packs, adjacent ones joined into one request.
 // Nothing a host sends is taken on trust, since one bad answer must cost one search, not the

@@ -541,8 +541,7 @@ pub fn quantize_model(source: &ModelFiles) -> Result<QuantizedModel> {
     };
     let (count, dimension) = table.embeddings().dims2()?;
     let values = table.embeddings().flatten_all()?.to_vec1::<f32>()?;
-    let ids: Vec<u32> = (0..count as u32).collect();
-    let (rows, packs) = crate::store::rows::write(dimension, count, &ids, &values);
+    let (rows, packs) = crate::store::rows::write(dimension, &values);
     let tensors = bert.to_gguf()?;
     let metadata = [
         (WORDS_DIMENSION, Value::U32(dimension as u32)),

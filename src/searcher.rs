@@ -269,8 +269,12 @@ impl Searcher {
     }
 
     /// The query's terms as the static tier weighs them.
-    fn static_terms(&self, query: &Query) -> Vec<(u32, f32)> {
-        crate::statics::query_terms(&self.index.lexical, &query.terms)
+    fn static_terms<'a>(&self, query: &'a Query) -> Vec<crate::store::rows::Weighted<'a>> {
+        let lexical = &self.index.lexical;
+        crate::statics::weigh_query(&query.terms, |term| {
+            let t = lexical.term_id(term)?;
+            Some((t, lexical.idf[t as usize]))
+        })
     }
 
     /// The query's expansion, made before the search when the model reads the query corrected

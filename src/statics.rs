@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 
 use crate::index::lexical::LexicalIndex;
+use crate::store::rows::Weighted;
 
 /// How much a term weighs in a text's static vector: its count times its IDF over chunks, so
 /// words most chunks have say little (the same weights distillation fits the rows with).
@@ -39,6 +40,22 @@ pub fn weigh(occurrences: impl IntoIterator<Item = (u32, f32)>) -> Vec<(u32, f32
     counted
         .into_iter()
         .map(|(t, n, idf)| (t, weight(n, idf)))
+        .collect()
+}
+
+/// A query's terms (analyzed) as `weigh` gives them, each with its text (which finds its row):
+/// `weight_of` a term is its id and IDF, `None` for a term the index does not have.
+pub fn weigh_query<'a>(
+    terms: &'a [String],
+    weight_of: impl Fn(&str) -> Option<(u32, f32)>,
+) -> Vec<Weighted<'a>> {
+    let found: Vec<(u32, f32, &str)> = terms
+        .iter()
+        .filter_map(|t| weight_of(t).map(|(id, idf)| (id, idf, t.as_str())))
+        .collect();
+    weigh(found.iter().map(|&(id, idf, _)| (id, idf)))
+        .into_iter()
+        .map(|(id, w)| (id, w, found.iter().find(|f| f.0 == id).map_or("", |f| f.2)))
         .collect()
 }
 

@@ -487,6 +487,33 @@ fn fragments_answer_as_the_single_file_does_to_the_bit() {
         }
     }
 
+    // The static rows come in the round of the terms (their buckets found by the terms' text):
+    // a hybrid search takes that round, the partitions' and the hits' text, as with the model.
+    let static_hybrid = SearchOptions {
+        encoder: Some(cairn::hit::Encoder::Static),
+        now: Some(NOW),
+        ..SearchOptions::default()
+    };
+    for query in ["install", "how do I search the index", "coffee in Paris"] {
+        let mut fresh = Folder::open(&fragments).unwrap();
+        let hits = fresh
+            .run(None, |i| {
+                answer::search(
+                    i,
+                    &query_of(i, query)?,
+                    QueryContext::default(),
+                    &static_hybrid,
+                )
+            })
+            .unwrap();
+        assert!(hits.iter().any(|h| h.signals.semantic.is_some()), "{query}");
+        assert!(
+            fresh.rounds <= 3,
+            "{query}: {} rounds of fragments",
+            fresh.rounds
+        );
+    }
+
     // By default a query re-scores only the scan's best 5 × `limit` (here 5 of the fixture's
     // chunks); the rest of the pool keeps its estimates, never above a re-scored score, so a
     // semantic search's hits are re-scored ones, with the single file's scores.

@@ -196,7 +196,8 @@ pub fn sample_index(vectors: Vectors) -> Index {
     if let Some(dim) = index.vectors.as_ref().map(|v| v.dimension()) {
         let n = index.lexical.term_count() as u32;
         let rows: Vec<f32> = (0..n).flat_map(|t| StandIn.embed(index.lexical.term(t)).expect("the stand-in embeds")).collect();
-        index.statics = Some(cairn::store::rows::write(dim, n as usize, &(0..n).collect::<Vec<_>>(), &rows).0);
+        let names: Vec<&str> = (0..n).map(|t| index.lexical.term(t)).collect();
+        index.statics = Some(cairn::store::rows::write_terms(dim, n as usize, &(0..n).collect::<Vec<_>>(), &names, &rows).0);
     }
     index
 }

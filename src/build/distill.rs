@@ -55,13 +55,15 @@ pub struct Distilled {
 }
 
 impl Distilled {
-    /// The rows' directory and packs (`store::rows::write`).
+    /// The rows' directory and packs (`store::rows::write_terms`).
     pub fn write(&self, index: &Index) -> (crate::store::rows::StaticRows, Vec<(String, Vec<u8>)>) {
         let dimension = self.rows.len() / self.terms.len().max(1);
-        crate::store::rows::write(
+        let names: Vec<&str> = self.terms.iter().map(|&t| index.lexical.term(t)).collect();
+        crate::store::rows::write_terms(
             dimension.max(1),
             index.lexical.term_count(),
             &self.terms,
+            &names,
             &self.rows,
         )
     }

@@ -50,7 +50,7 @@ pub fn answered<T>(step: Step<T>) -> Result<T> {
     match step {
         Step::Done(answer) => Ok(answer),
         Step::Score(request) => Err(not_loaded(&request.model)),
-        Step::Need(..) | Step::Rows(_) => Err(Error::InvalidIndex(
+        Step::Need(..) => Err(Error::InvalidIndex(
             "the index asked for parts of itself it should hold; build it again".into(),
         )),
     }

@@ -107,6 +107,10 @@ pub(crate) fn retrieve<'s, S: Source + ?Sized>(
     if lexical_ran || options.highlight || use_static {
         source.want_terms(&mut query_terms.iter().map(String::as_str), &mut need);
     }
+    // The static rows' buckets come with the terms, found by the terms' text.
+    if let (true, true, Some(table)) = (use_static, source.fetches(), source.statics()) {
+        need.rows = table.wanted(query_terms.iter().map(String::as_str));
+    }
     let mut prefixes: Vec<String> = typed.into_iter().collect();
     for p in &prefixes {
         source.want_words(p, &mut need);
@@ -141,12 +145,12 @@ pub(crate) fn retrieve<'s, S: Source + ?Sized>(
     // The static tier's rows for the query's terms, then its vector.
     let mut static_encoding = None;
     if let (true, Some(table)) = (use_static, source.statics()) {
-        let terms = crate::statics::weigh(query_terms.iter().filter_map(|t| source.term_weight(t)));
+        let terms = crate::statics::weigh_query(&query_terms, |t| source.term_weight(t));
         let rows = table.missing(&terms);
         if rows.is_empty() {
-            static_encoding = Some(table.encode(&terms));
+            static_encoding = Some(table.encode(&terms)?);
         } else if source.fetches() {
-            return Ok(Step::Rows(rows));
+            return Ok(Step::Need(Vec::new(), Vec::new(), rows));
         }
     }
     let context = super::retrieve::with_static(context, &static_encoding);

@@ -19,10 +19,8 @@ use crate::store::rows::{RowRequest, StaticTable};
 #[derive(Debug)]
 pub enum Step<T> {
     Done(T),
-    /// Fragments, and vector records (records fragment, record), to add first.
-    Need(Vec<u32>, Vec<(u32, u32)>),
-    /// Static rows to add first.
-    Rows(Vec<RowRequest>),
+    /// Fragments, vector records (records fragment, record) and static rows to add first.
+    Need(Vec<u32>, Vec<(u32, u32)>, Vec<RowRequest>),
     /// Texts for the cross-encoder to score first (their scores are then added to the source).
     Score(RerankRequest),
 }
@@ -58,24 +56,25 @@ impl<T> Step<T> {
     pub fn done<U>(self) -> std::result::Result<T, Step<U>> {
         match self {
             Step::Done(t) => Ok(t),
-            Step::Need(fragments, records) => Err(Step::Need(fragments, records)),
-            Step::Rows(rows) => Err(Step::Rows(rows)),
+            Step::Need(fragments, records, rows) => Err(Step::Need(fragments, records, rows)),
             Step::Score(request) => Err(Step::Score(request)),
         }
     }
 }
 
-/// What a search found missing so far in one round: the fragments and vector records to fetch.
+/// What a search found missing so far in one round: the fragments, vector records and static
+/// rows to fetch.
 #[derive(Default)]
 pub struct Need {
     /// In any order, perhaps more than once (the step names each once, in order).
     pub fragments: Vec<u32>,
     pub records: Vec<(u32, u32)>,
+    pub rows: Vec<RowRequest>,
 }
 
 impl Need {
     pub fn is_empty(&self) -> bool {
-        self.fragments.is_empty() && self.records.is_empty()
+        self.fragments.is_empty() && self.records.is_empty() && self.rows.is_empty()
     }
 
     /// The step that fetches what is missing, when anything is.
@@ -84,7 +83,7 @@ impl Need {
             let mut need = std::mem::take(self);
             crate::order::sort(&mut need.fragments);
             need.fragments.dedup();
-            Step::Need(need.fragments, need.records)
+            Step::Need(need.fragments, need.records, need.rows)
         })
     }
 }

@@ -11,10 +11,10 @@ pub const MAGIC: &[u8; 8] = b"CAIRNIDX";
 /// A fragmented index's meta file and its fragments (`fragment`).
 pub const META_MAGIC: &[u8; 8] = b"CAIRNMTA";
 pub const FRAGMENT_MAGIC: &[u8; 8] = b"CAIRNFRG";
-pub const FORMAT_VERSION: u32 = 15;
+pub const FORMAT_VERSION: u32 = 16;
 /// The fragmented layout's version (its meta and fragments), which changes apart from the
 /// index file's so that a change to one leaves the other's files readable.
-pub const FRAGMENTS_VERSION: u32 = 17;
+pub const FRAGMENTS_VERSION: u32 = 18;
 
 /// The version an envelope with `magic` is written and read at.
 fn version(magic: &[u8; 8]) -> u32 {

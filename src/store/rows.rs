@@ -1,7 +1,9 @@
-//! The row store: int8 rows addressed by number, in content-named packs of records, loaded
-//! whole (natively) or a row at a time as queries need them (in a browser). The static tier
-//! keeps a row a term in it (`statics`); the browser's 8-bit model keeps its word-embedding
-//! table in it, a row a token (`embed`).
+//! The row store: int8 rows addressed by key, in content-named packs of records, loaded whole
+//! (natively) or as queries need them (in a browser). The browser's 8-bit model keeps its
+//! word-embedding table in it, a row a token, in token order (`embed`). The static tier keeps a
+//! row a term (`statics`), grouped in buckets by a hash of the term's text, so that a browser
+//! fetches a query's rows in the round that fetches its terms, before it knows their ids: the
+//! bucket's few rows come, and the one whose checksum holds for the term's id is its row.
 
 use std::collections::HashMap;
 
@@ -10,17 +12,28 @@ use serde::{Deserialize, Serialize};
 use super::pack::{decode_record, record_length};
 use crate::error::{Error, Result};
 
-/// Where the static rows are: which terms have one (a bit a term id, least significant first),
-/// and the packs that hold them, `per_pack` rows each (the last may hold fewer), in row order.
+/// Rows a static tier's bucket holds on average: the bytes a query term fetches beside its row.
+#[cfg(not(browser))]
+const PER_BUCKET: usize = 2;
+
+/// Where the rows are: which keys have one (a bit a key, least significant first), and the
+/// packs that hold them, `per_pack` rows each (the last may hold fewer). Without `buckets` the
+/// rows are in key order, each a record (`store::pack`) whose checksum is seeded with its row
+/// (the model's word table). With them (the static tier), in the order of their bucket
+/// (`bucket_of` their term's text), then key, `buckets` saying how many rows each bucket holds,
+/// and each row is its key (u32, little-endian) then a record whose checksum is seeded with
+/// key and row (`key << 32 | row`), so that a damaged or misplaced row is refused as it comes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StaticRows {
     pub dimension: u32,
     pub present: Vec<u8>,
     pub per_pack: u32,
     pub packs: Vec<String>,
+    pub buckets: Vec<u8>,
 }
 
-/// One row's bytes: `length` bytes of `p/<pack>` from `offset`.
+/// One row's bytes, or a bucket's (`row` is then the bucket): `length` bytes of `p/<pack>`
+/// from `offset`.
 #[derive(Debug, Clone, PartialEq, Serialize, tsify::Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct RowRequest {
@@ -30,6 +43,15 @@ pub struct RowRequest {
     pub length: u32,
     /// The pack's whole length in bytes (see `FragmentRequest::pack_length`).
     pub pack_length: u64,
+}
+
+/// The bucket of `buckets` a term whose text is `name` has its row in: FNV-1a of its UTF-8
+/// bytes (the same on every target and in every version of this format).
+pub fn bucket_of(name: &str, buckets: usize) -> u32 {
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    });
+    (hash % buckets.max(1) as u64) as u32
 }
 
 impl StaticRows {
@@ -47,6 +69,7 @@ impl StaticRows {
             present,
             per_pack,
             packs,
+            buckets: Vec::new(),
         }
     }
 
@@ -67,6 +90,8 @@ impl StaticRows {
             || self.present.len() != term_count.div_ceil(8)
             || self.per_pack == 0
             || self.packs.len() != rows.div_ceil(self.per_pack as usize)
+            || (!self.buckets.is_empty()
+                && self.buckets.iter().map(|&n| n as usize).sum::<usize>() != rows)
             || (term_count % 8 != 0
                 && self
                     .present
@@ -83,8 +108,18 @@ impl StaticRows {
 
     /// Row `row`'s place: its pack, offset and length.
     pub fn request(&self, row: u32) -> RowRequest {
-        let length = record_length(self.dimension as usize) as u32;
-        let pack = row / self.per_pack;
+        self.rows_request(row, row, 1)
+    }
+
+    /// A row's length in bytes.
+    fn row_length(&self) -> usize {
+        record_length(self.dimension as usize) + if self.buckets.is_empty() { 0 } else { 4 }
+    }
+
+    /// `count` rows' place from row `first` (all in one pack), asked for as `row`.
+    fn rows_request(&self, row: u32, first: u32, count: u32) -> RowRequest {
+        let length = self.row_length() as u32;
+        let pack = first / self.per_pack;
         // Every pack holds `per_pack` rows but the last, which holds the rest (counted only
         // for it: a row request is on the query's path).
         let rows_in_pack = if (pack as usize) + 1 < self.packs.len() {
@@ -95,15 +130,19 @@ impl StaticRows {
         RowRequest {
             row,
             pack: self.packs[pack as usize].clone(),
-            offset: (row % self.per_pack) as u64 * length as u64,
-            length,
+            offset: (first % self.per_pack) as u64 * length as u64,
+            length: length * count,
             pack_length: rows_in_pack * length as u64,
         }
     }
 }
 
-/// The static tier: its directory and the rows loaded so far (all of them natively, the
-/// query's in a browser).
+/// A term as the static tier weighs it in a query: its id, its weight and its text (which
+/// names its row's bucket).
+pub type Weighted<'a> = (u32, f32, &'a str);
+
+/// A row store's directory and the rows loaded so far (all of them natively, the query's in a
+/// browser): the static tier's, or the model's word table.
 #[derive(Debug, Clone)]
 pub struct StaticTable {
     pub rows: StaticRows,
@@ -111,7 +150,12 @@ pub struct StaticTable {
     /// size, so a crafted bitmap cannot make it large), and how many rows there are.
     ranks: Vec<u32>,
     rows_count: u32,
+    /// With buckets: each bucket's first row, and the row count last.
+    starts: Vec<u32>,
+    /// The rows loaded (checked): by row without buckets, by key with them.
     loaded: HashMap<u32, (Vec<i8>, f32)>,
+    /// With buckets: the rows loaded.
+    held: std::collections::HashSet<u32>,
     /// What a row is called in errors ("static row", "the model's word row").
     name: &'static str,
 }
@@ -125,11 +169,18 @@ impl StaticTable {
             ranks.push(next);
             next = next.saturating_add(block.iter().map(|b| b.count_ones()).sum::<u32>());
         }
+        let mut starts = Vec::with_capacity(rows.buckets.len() + 1);
+        starts.push(0u32);
+        for &n in &rows.buckets {
+            starts.push(starts[starts.len() - 1].saturating_add(n as u32));
+        }
         StaticTable {
             rows,
             ranks,
             rows_count: next,
+            starts,
             loaded: HashMap::new(),
+            held: Default::default(),
             name: "static row",
         }
     }
@@ -139,7 +190,12 @@ impl StaticTable {
         StaticTable { name, ..self }
     }
 
-    /// Term `term`'s row number, if it has one: the rows of the terms before it.
+    fn bucketed(&self) -> bool {
+        !self.rows.buckets.is_empty()
+    }
+
+    /// Key `term`'s row number in a table without buckets, if it has one: the rows of the keys
+    /// before it.
     pub fn row_of(&self, term: u32) -> Option<u32> {
         let (byte, bit) = (term as usize / 8, term % 8);
         let b = *self.rows.present.get(byte)?;
@@ -154,38 +210,130 @@ impl StaticTable {
         Some(self.ranks[block] + before + (b & ((1u8 << bit) - 1)).count_ones())
     }
 
-    /// The rows a query's terms (`query_terms`) need that are not loaded yet.
-    pub fn missing(&self, terms: &[(u32, f32)]) -> Vec<RowRequest> {
+    /// The rows of the bucket of a term whose text is `name`.
+    fn bucket_rows(&self, name: &str) -> std::ops::Range<u32> {
+        let b = bucket_of(name, self.rows.buckets.len()) as usize;
+        self.starts[b]..self.starts[b + 1]
+    }
+
+    /// The rows of the buckets of terms whose texts are `names` that are not loaded yet, a
+    /// request a bucket (two when it spans packs): what a search fetches with the terms
+    /// themselves, before it knows their ids. None for a table without buckets.
+    pub fn wanted<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<RowRequest> {
+        let mut out: Vec<RowRequest> = Vec::new();
+        if !self.bucketed() {
+            return out;
+        }
+        let per_pack = self.rows.per_pack;
+        for name in names {
+            let rows = self.bucket_rows(name);
+            let mut first = rows.start;
+            while first < rows.end {
+                let end = rows
+                    .end
+                    .min((first / per_pack + 1).saturating_mul(per_pack));
+                if (first..end).any(|r| !self.held.contains(&r))
+                    && !out.iter().any(|r| r.row == first)
+                {
+                    out.push(self.rows.rows_request(first, first, end - first));
+                }
+                first = end;
+            }
+        }
+        out
+    }
+
+    /// The rows a query's terms need that are not loaded yet.
+    pub fn missing(&self, terms: &[Weighted]) -> Vec<RowRequest> {
+        if self.bucketed() {
+            let absent = |t: &&Weighted| self.has(t.0) && !self.loaded.contains_key(&t.0);
+            return self.wanted(terms.iter().filter(absent).map(|t| t.2));
+        }
         terms
             .iter()
-            .filter_map(|&(t, _)| self.row_of(t))
+            .filter_map(|&(t, _, _)| self.row_of(t))
             .filter(|r| !self.loaded.contains_key(r))
             .map(|r| self.rows.request(r))
             .collect()
     }
 
-    /// Adds row `row` from its record's bytes, checking them.
+    /// Whether key `term` has a row.
+    fn has(&self, term: u32) -> bool {
+        self.rows
+            .present
+            .get(term as usize / 8)
+            .is_some_and(|b| b >> (term % 8) & 1 == 1)
+    }
+
+    /// Adds the rows from `row` on from their bytes (as `missing` or `wanted` located them; one
+    /// row in a table without buckets), checking each.
     pub fn add(&mut self, row: u32, bytes: &[u8]) -> Result<()> {
         let name = self.name;
-        if row >= self.rows_count {
+        let length = self.rows.row_length();
+        let count = (bytes.len() / length) as u32;
+        if row >= self.rows_count
+            || bytes.len() % length != 0
+            || count == 0
+            || count > self.rows_count - row
+            || (!self.bucketed() && count != 1)
+        {
             return Err(Error::InvalidIndex(format!(
-                "{name} {row} was given, but there are {} rows",
+                "{} bytes were given as {name}s from {row}, which are not whole rows of the {} there are; build the index again and upload all of it",
+                bytes.len(),
                 self.rows_count
             )));
         }
-        let (values, scale) = decode_record(bytes, self.rows.dimension as usize, row as u64).ok_or_else(|| {
+        let dimension = self.rows.dimension as usize;
+        let damaged = |r: u32| {
             Error::InvalidIndex(format!(
-                "{name} {row} is damaged (its length or checksum is wrong); build the index again and upload all of it"
+                "{name} {r} is damaged (its length or checksum is wrong); build the index again and upload all of it"
             ))
-        })?;
-        self.loaded.insert(row, (values, scale));
+        };
+        if !self.bucketed() {
+            let row_values =
+                decode_record(bytes, dimension, row as u64).ok_or_else(|| damaged(row))?;
+            self.loaded.insert(row, row_values);
+            return Ok(());
+        }
+        // All checked before any is kept.
+        let mut rows = Vec::with_capacity(count as usize);
+        for (r, bytes) in (row..).zip(bytes.chunks_exact(length)) {
+            let (key, record) = bytes.split_at(4);
+            let key = u32::from_le_bytes(key.try_into().expect("four bytes"));
+            let id = (key as u64) << 32 | r as u64;
+            rows.push((
+                r,
+                key,
+                decode_record(record, dimension, id).ok_or_else(|| damaged(r))?,
+            ));
+        }
+        for (r, key, row_values) in rows {
+            self.held.insert(r);
+            self.loaded.insert(key, row_values);
+        }
         Ok(())
     }
 
-    /// Row `row` (by term) when it is loaded: its int8 values and scale.
+    /// Row `row` (by key, in a table without buckets) when it is loaded: its int8 values and
+    /// scale.
     pub fn row(&self, term: u32) -> Option<(&[i8], f32)> {
         let (values, scale) = self.loaded.get(&self.row_of(term)?)?;
         Some((values, *scale))
+    }
+
+    /// A term's row in a table with buckets, once its bucket is loaded. An error when the
+    /// directory says it has a row and its bucket is loaded without it.
+    fn lookup(&self, term: u32, name: &str) -> Result<Option<(&[i8], f32)>> {
+        if let Some((values, scale)) = self.loaded.get(&term) {
+            return Ok(Some((values, *scale)));
+        }
+        if !self.has(term) || self.bucket_rows(name).any(|r| !self.held.contains(&r)) {
+            return Ok(None);
+        }
+        Err(Error::InvalidIndex(format!(
+            "the {} of the term {name:?} is not in its bucket; build the index again and upload all of it",
+            self.name
+        )))
     }
 
     /// How many rows are loaded.
@@ -193,30 +341,19 @@ impl StaticTable {
         self.loaded.len()
     }
 
-    /// Whether every row the query's terms have is loaded, and at least one is.
-    pub fn ready(&self, terms: &[(u32, f32)]) -> bool {
-        let mut any = false;
-        for &(t, _) in terms {
-            if let Some(r) = self.row_of(t) {
-                if !self.loaded.contains_key(&r) {
-                    return false;
-                }
-                any = true;
-            }
-        }
-        any
-    }
-
-    /// A query's static vector from its weighted terms (`query_terms`): the normalized
-    /// weighted sum of the loaded rows; `None` when none weighs anything.
-    pub fn encode(&self, terms: &[(u32, f32)]) -> Option<Vec<f32>> {
+    /// A query's static vector from its weighted terms: the normalized weighted sum of the
+    /// loaded rows; `None` when none weighs anything.
+    pub fn encode(&self, terms: &[Weighted]) -> Result<Option<Vec<f32>>> {
         let dimension = self.rows.dimension as usize;
         let mut sum = vec![0f32; dimension];
         let mut any = false;
-        for &(t, w) in terms {
-            let Some((values, scale)) = self.row_of(t).and_then(|r| self.loaded.get(&r)) else {
-                continue;
+        for &(t, w, name) in terms {
+            let row = if self.bucketed() {
+                self.lookup(t, name)?
+            } else {
+                self.row(t)
             };
+            let Some((values, scale)) = row else { continue };
             if w > 0.0 {
                 any = true;
                 let k = w * scale;
@@ -226,48 +363,104 @@ impl StaticTable {
             }
         }
         let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
-        (any && norm > 0.0 && norm.is_finite()).then(|| sum.iter().map(|x| x / norm).collect())
+        Ok((any && norm > 0.0 && norm.is_finite()).then(|| sum.iter().map(|x| x / norm).collect()))
     }
 }
 
-/// The rows' packs (native): about a megabyte each, named by content. `terms` (ascending) are
-/// the term ids of `rows` (`dimension` f32 each), of a lexical index of `term_count` terms.
+/// Packs of `rows` (`dimension` f32 each, with their keys) in the given order, about a
+/// megabyte each, named by content, as `StaticRows` says (`keyed`: with buckets): (rows a pack,
+/// packs).
 #[cfg(not(browser))]
-pub fn write(
+fn write_records<'a>(
+    dimension: usize,
+    keyed: bool,
+    rows: impl Iterator<Item = (u32, &'a [f32])>,
+) -> (u32, Vec<(String, Vec<u8>)>) {
+    let length = record_length(dimension) + if keyed { 4 } else { 0 };
+    let per_pack = ((1usize << 20) / length).max(1);
+    let mut values = Vec::with_capacity(dimension);
+    let mut packs = Vec::new();
+    let mut bytes = Vec::new();
+    for (row, (key, values_f32)) in (0u64..).zip(rows) {
+        values.clear();
+        let scale = super::pack::quantize_into(values_f32, &mut values);
+        let id = if keyed {
+            bytes.extend_from_slice(&key.to_le_bytes());
+            (key as u64) << 32 | row
+        } else {
+            row
+        };
+        super::pack::encode_record(&values, scale, id, &mut bytes);
+        if bytes.len() == per_pack * length {
+            packs.push((
+                super::pack::pack_name(&bytes, "cairnrows"),
+                std::mem::take(&mut bytes),
+            ));
+        }
+    }
+    if !bytes.is_empty() {
+        packs.push((super::pack::pack_name(&bytes, "cairnrows"), bytes));
+    }
+    (per_pack as u32, packs)
+}
+
+/// A table of a row for every one of `rows.len() / dimension` keys, in key order (the model's
+/// word table): its directory and packs.
+#[cfg(not(browser))]
+pub fn write(dimension: usize, rows: &[f32]) -> (StaticRows, Vec<(String, Vec<u8>)>) {
+    let count = rows.len() / dimension.max(1);
+    let (per_pack, packs) =
+        write_records(dimension, false, (0u32..).zip(rows.chunks_exact(dimension)));
+    let names = packs.iter().map(|(n, _)| n.clone()).collect();
+    (
+        StaticRows::every(dimension as u32, count as u32, per_pack, names),
+        packs,
+    )
+}
+
+/// The static tier's rows: `rows` (`dimension` f32 each) of the terms `terms` (ids, ascending)
+/// whose texts are `names`, of a lexical index of `term_count` terms, in buckets by text.
+#[cfg(not(browser))]
+pub fn write_terms(
     dimension: usize,
     term_count: usize,
     terms: &[u32],
+    names: &[&str],
     rows: &[f32],
 ) -> (StaticRows, Vec<(String, Vec<u8>)>) {
-    let length = record_length(dimension);
-    let per_pack = ((1usize << 20) / length).max(1);
+    // A bucket counts its rows in a byte: more buckets while one would hold more.
+    let mut buckets = terms.len().div_ceil(PER_BUCKET).max(1);
+    let placed = loop {
+        let placed: Vec<u32> = names.iter().map(|n| bucket_of(n, buckets)).collect();
+        let mut counts = vec![0usize; buckets];
+        placed.iter().for_each(|&b| counts[b as usize] += 1);
+        if counts.iter().all(|&n| n <= u8::MAX as usize) {
+            break placed;
+        }
+        buckets *= 2;
+    };
+    let mut order: Vec<usize> = (0..terms.len()).collect();
+    order.sort_by_key(|&i| (placed[i], terms[i]));
+    let mut counts = vec![0u8; buckets];
+    placed.iter().for_each(|&b| counts[b as usize] += 1);
     let mut present = vec![0u8; term_count.div_ceil(8)];
     for &t in terms {
         present[t as usize / 8] |= 1 << (t % 8);
     }
-    let mut values = Vec::with_capacity(dimension);
-    let packs: Vec<(String, Vec<u8>)> = rows
-        .chunks_exact(dimension)
-        .collect::<Vec<_>>()
-        .chunks(per_pack)
-        .enumerate()
-        .map(|(p, pack)| {
-            let mut bytes = Vec::with_capacity(pack.len() * length);
-            for (i, row) in pack.iter().enumerate() {
-                values.clear();
-                let scale = super::pack::quantize_into(row, &mut values);
-                let id = (p * per_pack + i) as u64;
-                super::pack::encode_record(&values, scale, id, &mut bytes);
-            }
-            (super::pack::pack_name(&bytes, "cairnrows"), bytes)
-        })
-        .collect();
+    let (per_pack, packs) = write_records(
+        dimension,
+        true,
+        order
+            .iter()
+            .map(|&i| (terms[i], &rows[i * dimension..(i + 1) * dimension])),
+    );
     (
         StaticRows {
             dimension: dimension as u32,
             present,
-            per_pack: per_pack as u32,
+            per_pack,
             packs: packs.iter().map(|(n, _)| n.clone()).collect(),
+            buckets: counts,
         },
         packs,
     )
@@ -301,10 +494,16 @@ pub fn read_all(rows: &StaticRows, dir: &std::path::Path) -> Result<StaticTable>
 /// The whole table from its packs' bytes, in order.
 pub fn from_packs(rows: &StaticRows, packs: &[Vec<u8>]) -> Result<StaticTable> {
     let mut table = StaticTable::new(rows.clone());
-    let length = record_length(rows.dimension as usize);
+    let length = rows.row_length();
     let records = packs.iter().flat_map(|p| p.chunks(length));
     for (row, record) in (0..table.rows_count).zip(records) {
         table.add(row, record)?;
+    }
+    if packs.iter().map(|p| p.len()).sum::<usize>() != table.rows_count as usize * length {
+        return Err(Error::InvalidIndex(format!(
+            "the {}s' packs are not {} whole rows; build the index again",
+            table.name, table.rows_count
+        )));
     }
     if table.loaded() < table.rows_count as usize {
         return Err(Error::InvalidIndex(format!(

@@ -257,7 +257,7 @@ impl Fragmented {
     pub fn step(&self, step: Step<super::FragmentStep>) -> super::FragmentStep {
         match step {
             Step::Done(answer) => answer,
-            Step::Need(fragments, records) => {
+            Step::Need(fragments, records, rows) => {
                 let record_length = self.record_length() as u32;
                 let request = |f: u32, record: Option<u32>| {
                     let (pack, offset, length) = self.address(f)?;
@@ -281,6 +281,15 @@ impl Fragmented {
                             .into_iter()
                             .filter_map(|f| request(f, None))
                             .chain(records.into_iter().filter_map(|(f, r)| request(f, Some(r))))
+                            .chain(rows.into_iter().map(|r| super::FragmentRequest {
+                                fragment: 0,
+                                record: None,
+                                row: Some(r.row),
+                                pack: r.pack,
+                                offset: r.offset,
+                                length: r.length,
+                                pack_length: r.pack_length,
+                            }))
                             .collect(),
                     ),
                     ..Default::default()
@@ -288,22 +297,6 @@ impl Fragmented {
             }
             Step::Score(request) => super::FragmentStep {
                 rerank: Some(request),
-                ..Default::default()
-            },
-            Step::Rows(rows) => super::FragmentStep {
-                need: Some(
-                    rows.into_iter()
-                        .map(|r| super::FragmentRequest {
-                            fragment: 0,
-                            record: None,
-                            row: Some(r.row),
-                            pack: r.pack,
-                            offset: r.offset,
-                            length: r.length,
-                            pack_length: r.pack_length,
-                        })
-                        .collect(),
-                ),
                 ..Default::default()
             },
         }

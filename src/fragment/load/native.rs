@@ -38,7 +38,7 @@ impl Folder {
         loop {
             match step(&self.index)? {
                 Step::Done(answer) => return Ok(answer),
-                Step::Need(fragments, records) => {
+                Step::Need(fragments, records, rows) => {
                     self.rounds += 1;
                     for f in fragments {
                         let slot = self.read(f, None)?;
@@ -48,9 +48,6 @@ impl Folder {
                         let bytes = self.read(f, Some(r))?;
                         self.index.add_record(f, r, &bytes)?;
                     }
-                }
-                Step::Rows(rows) => {
-                    self.rounds += 1;
                     for r in rows {
                         let what = format!("static row {}", r.row);
                         let bytes = self.read_range(&r.pack, r.offset, r.length, &what)?;
