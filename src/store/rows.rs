@@ -514,3 +514,72 @@ pub fn from_packs(rows: &StaticRows, packs: &[Vec<u8>]) -> Result<StaticTable> {
     }
     Ok(table)
 }
+
+#[cfg(all(test, not(browser)))]
+mod tests {
+    use super::*;
+
+    /// A static tier of 300 terms (of 400) with rows wide enough that a pack holds 130, so
+    /// buckets cross packs; and the packs by name.
+    fn tier() -> (StaticRows, HashMap<String, Vec<u8>>, Vec<u32>, Vec<String>) {
+        let dimension = 8000;
+        let terms: Vec<u32> = (0..400).filter(|t| t % 4 != 3).collect();
+        let names: Vec<String> = terms.iter().map(|t| format!("term{t}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let rows: Vec<f32> = terms
+            .iter()
+            .flat_map(|&t| (0..dimension).map(move |i| ((t as usize * 31 + i) % 97) as f32 - 48.0))
+            .collect();
+        let (table, packs) = write_terms(dimension, 400, &terms, &refs, &rows);
+        assert_eq!(table.validate(400), Ok(()));
+        (table, packs.into_iter().collect(), terms, names)
+    }
+
+    fn bytes(packs: &HashMap<String, Vec<u8>>, r: &RowRequest) -> Vec<u8> {
+        let pack = &packs[&r.pack];
+        assert_eq!(pack.len() as u64, r.pack_length);
+        pack[r.offset as usize..r.offset as usize + r.length as usize].to_vec()
+    }
+
+    #[test]
+    fn a_terms_row_is_found_by_its_text_across_packs() {
+        let (rows, packs, terms, names) = tier();
+        assert!(rows.packs.len() > 2);
+        let mut table = StaticTable::new(rows);
+        let mut spanning = 0;
+        for (&t, name) in terms.iter().zip(&names) {
+            let wanted = table.wanted([name.as_str()]);
+            spanning += (wanted.len() > 1) as usize;
+            for r in &wanted {
+                table.add(r.row, &bytes(&packs, r)).unwrap();
+            }
+            assert!(table.wanted([name.as_str()]).is_empty());
+            let (values, scale) = table.lookup(t, name).unwrap().expect("its row");
+            // The row's first value, (31t mod 97) − 48, back from int8.
+            let first = ((t as usize * 31) % 97) as f32 - 48.0;
+            assert!((values[0] as f32 * scale - first).abs() <= scale, "{name}");
+        }
+        assert!(spanning > 0, "no bucket crossed a pack");
+        // A term without a row has none, and asks for nothing once its bucket is in.
+        assert_eq!(table.lookup(3, "term3").unwrap(), None);
+        assert!(table.missing(&[(3, 1.0, "term3")]).is_empty());
+    }
+
+    #[test]
+    fn a_damaged_or_misplaced_bucket_is_refused_whole() {
+        let (rows, packs, _, _) = tier();
+        let mut table = StaticTable::new(rows);
+        let r = table.wanted(["term0"]).remove(0);
+        let good = bytes(&packs, &r);
+        let mut damaged = good.clone();
+        let last = damaged.len() - 9;
+        damaged[last] ^= 1;
+        assert!(table.add(r.row, &damaged).unwrap_err().to_string().contains("damaged"));
+        assert_eq!(table.loaded(), 0, "a bucket is kept whole or not at all");
+        // Its bytes at another row: each row's checksum covers its place.
+        assert!(table.add(r.row + 1, &good).is_err());
+        assert!(table.add(r.row, &good[..good.len() - 1]).is_err());
+        table.add(r.row, &good).unwrap();
+        assert!(table.lookup(0, "term0").unwrap().is_some());
+    }
+}
