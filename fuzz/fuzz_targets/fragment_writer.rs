@@ -74,15 +74,15 @@ fuzz_target!(
                     assert_eq!(Ok(ids), single.as_ref().map(Clone::clone).map_err(|_| ()), "fragments and the single file differ");
                     return;
                 }
-                Ok(Step::Need(fragments, records)) => {
+                Ok(Step::Need(fragments, records, rows)) => {
                     for f in fragments {
                         let (name, offset, length) = reader.address(f).expect("an address");
                         let slot = pack(name)[offset as usize..offset as usize + length as usize].to_vec();
                         reader.add_slot(f, &slot).expect("a written fragment reads back");
                     }
-                    assert!(records.is_empty(), "a lexical search asks for no records");
+                    assert!(records.is_empty() && rows.is_empty(), "a lexical search asks for no records or rows");
                 }
-                Ok(other) => panic!("a lexical search asked for {}", match other { Step::Rows(_) => "rows", _ => "scores" }),
+                Ok(_) => panic!("a lexical search asked for scores"),
                 Err(e) => {
                     assert!(single.is_err(), "the fragments refused a query the single file answers: {e}");
                     return;

@@ -98,7 +98,7 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
                 let context = QueryContext { vector: vector.as_deref(), vector_from_caller: false, now_ms: 0.0, ..QueryContext::default() };
                 match run(index, context) {
                     Ok(Step::Done(())) => break,
-                    Ok(Step::Need(fragments, records)) => {
+                    Ok(Step::Need(fragments, records, rows)) => {
                         let record_length = index.record_length();
                         let mut next = |real: &[u8]| -> Vec<u8> {
                             let (&n, rest) = data.split_first().unwrap_or((&0, &[]));
@@ -130,11 +130,6 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
                                 .unwrap_or_default();
                             let _ = index.add_record(f, r, &next(&real));
                         }
-                        if data.is_empty() && real.is_none() {
-                            break;
-                        }
-                    }
-                    Ok(Step::Rows(rows)) => {
                         // A crafted meta's static rows: whatever bytes the input holds.
                         for r in rows {
                             let (&n, rest) = data.split_first().unwrap_or((&0, &[]));
@@ -142,7 +137,7 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
                             let _ = index.add_static_row(r.row, &rest[..n]);
                             data = &rest[n..];
                         }
-                        if data.is_empty() {
+                        if data.is_empty() && real.is_none() {
                             break;
                         }
                     }
