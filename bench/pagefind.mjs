@@ -124,7 +124,9 @@ async function run(kind) {
     const t0 = performance.now();
     const urls = await page.evaluate((q) => window.ask(q), query);
     const ms = performance.now() - t0;
-    const log = server.log.slice(from).filter((r) => !r.path.includes("/search/model/") && !r.path.startsWith("/pkg/web/"));
+    // The model's own files and the full module load in the background; the word rows of a
+    // query's tokens (the model's p/) are the query's, and counted.
+    const log = server.log.slice(from).filter((r) => !/\/search\/model\/(?!p\/)/.test(r.path) && !r.path.startsWith("/pkg/web/"));
     if (kind === "pagefind") urls.push(...(await page.evaluate(() => window.rest())));
     const pages = [...new Set(urls.map(pagePath))];
     if (process.env.VERBOSE > 1) {
