@@ -11,11 +11,13 @@ step() { printf '\n\033[1m== %s\033[0m (%ds)\n' "$*" $((SECONDS - started)) >&2;
 step "set-up"
 scripts/setup.sh
 
-# Disk: temporary files go under target/ (removed at the start of a run, and each Node test file
-# removes its own), and no build keeps incremental state, which a clean clone never reuses. A
-# run's last line says what its build folders hold (docs/benchmarks.md, "The test suite").
-export CARGO_INCREMENTAL=0 TMPDIR="$PWD/target/scratch"
-rm -rf "$TMPDIR" && mkdir -p "$TMPDIR"
+# Disk: temporary files go to a folder of this run's own, removed when it ends however it ends
+# (each Node test file removes its own too; outside the clone, where the package.json would make
+# wasm-bindgen-test-runner's CommonJS an ES module), and no build keeps incremental state, which
+# a clean clone never reuses. The last line says what the build folders hold.
+export CARGO_INCREMENTAL=0 TMPDIR
+TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/cairn-tests-XXXXXX")
+trap 'rm -rf "$TMPDIR"' EXIT
 
 step "module layers: no import cycle, no file over 800 lines (scripts/modgraph.py)"
 python3 scripts/modgraph.py --quiet || { echo "a module change broke the layers; see ARCHITECTURE.md" >&2; exit 1; }
@@ -85,5 +87,4 @@ rm -rf examples/vite/node_modules/cairn-search
 step "wasm against native under Node; the demo, <cairn-search> and the Vite app in Chromium (Playwright)"
 node --test --test-concurrency=1 tests/node/ tests/browser/
 
-rm -rf "$TMPDIR"
 step "all tests passed in $((SECONDS - started)) s; $(du -sh target fuzz/target 2>/dev/null | awk '{print $1, $2}' | paste -sd, -) on disk"
