@@ -197,11 +197,11 @@ impl StaticTable {
     /// Key `term`'s row number in a table without buckets, if it has one: the rows of the keys
     /// before it.
     pub fn row_of(&self, term: u32) -> Option<u32> {
-        let (byte, bit) = (term as usize / 8, term % 8);
-        let b = *self.rows.present.get(byte)?;
-        if b >> bit & 1 == 0 {
+        if !self.has(term) {
             return None;
         }
+        let (byte, bit) = (term as usize / 8, term % 8);
+        let b = self.rows.present[byte];
         let block = byte / 8;
         let before: u32 = self.rows.present[block * 8..byte]
             .iter()
@@ -574,7 +574,11 @@ mod tests {
         let mut damaged = good.clone();
         let last = damaged.len() - 9;
         damaged[last] ^= 1;
-        assert!(table.add(r.row, &damaged).unwrap_err().to_string().contains("damaged"));
+        assert!(table
+            .add(r.row, &damaged)
+            .unwrap_err()
+            .to_string()
+            .contains("damaged"));
         assert_eq!(table.loaded(), 0, "a bucket is kept whole or not at all");
         // Its bytes at another row: each row's checksum covers its place.
         assert!(table.add(r.row + 1, &good).is_err());
