@@ -74,7 +74,7 @@ fuzz_target!(
                     assert_eq!(Ok(ids), single.as_ref().map(Clone::clone).map_err(|_| ()), "fragments and the single file differ");
                     return;
                 }
-                Ok(Step::Need(fragments, records, rows)) => {
+                Ok(Step::Need(cairn::search::Need { fragments, records, rows })) => {
                     for f in fragments {
                         let (name, offset, length) = reader.address(f).expect("an address");
                         let slot = pack(name)[offset as usize..offset as usize + length as usize].to_vec();

@@ -98,7 +98,7 @@ fn drive(index: &mut Fragmented, mut data: &[u8], real: Option<&Sample>) {
                 let context = QueryContext { vector: vector.as_deref(), vector_from_caller: false, now_ms: 0.0, ..QueryContext::default() };
                 match run(index, context) {
                     Ok(Step::Done(())) => break,
-                    Ok(Step::Need(fragments, records, rows)) => {
+                    Ok(Step::Need(cairn::search::Need { fragments, records, rows })) => {
                         let record_length = index.record_length();
                         let mut next = |real: &[u8]| -> Vec<u8> {
                             let (&n, rest) = data.split_first().unwrap_or((&0, &[]));

@@ -23,7 +23,7 @@ use crate::index::Index;
 pub use fuse::Candidate;
 pub use hits::{build_hits, chunk_id};
 pub use query::Query;
-pub use source::{Source, Step, Whole};
+pub use source::{Need, Source, Step, Whole};
 
 /// A search of the whole index `index` (no static tier): its hits.
 pub fn search(

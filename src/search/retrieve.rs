@@ -150,7 +150,10 @@ pub(crate) fn retrieve<'s, S: Source + ?Sized>(
         if rows.is_empty() {
             static_encoding = Some(table.encode(&terms)?);
         } else if source.fetches() {
-            return Ok(Step::Need(Vec::new(), Vec::new(), rows));
+            return Ok(Step::Need(Need {
+                rows,
+                ..Need::default()
+            }));
         }
     }
     let context = super::retrieve::with_static(context, &static_encoding);

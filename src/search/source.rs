@@ -19,8 +19,8 @@ use crate::store::rows::{RowRequest, StaticTable};
 #[derive(Debug)]
 pub enum Step<T> {
     Done(T),
-    /// Fragments, vector records (records fragment, record) and static rows to add first.
-    Need(Vec<u32>, Vec<(u32, u32)>, Vec<RowRequest>),
+    /// Fragments, vector records and static rows to add first.
+    Need(Need),
     /// Texts for the cross-encoder to score first (their scores are then added to the source).
     Score(RerankRequest),
 }
@@ -56,7 +56,7 @@ impl<T> Step<T> {
     pub fn done<U>(self) -> std::result::Result<T, Step<U>> {
         match self {
             Step::Done(t) => Ok(t),
-            Step::Need(fragments, records, rows) => Err(Step::Need(fragments, records, rows)),
+            Step::Need(need) => Err(Step::Need(need)),
             Step::Score(request) => Err(Step::Score(request)),
         }
     }
@@ -64,10 +64,11 @@ impl<T> Step<T> {
 
 /// What a search found missing so far in one round: the fragments, vector records and static
 /// rows to fetch.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Need {
     /// In any order, perhaps more than once (the step names each once, in order).
     pub fragments: Vec<u32>,
+    /// Vector records: (records fragment, record).
     pub records: Vec<(u32, u32)>,
     pub rows: Vec<RowRequest>,
 }
@@ -83,7 +84,7 @@ impl Need {
             let mut need = std::mem::take(self);
             crate::order::sort(&mut need.fragments);
             need.fragments.dedup();
-            Step::Need(need.fragments, need.records, need.rows)
+            Step::Need(need)
         })
     }
 }

@@ -19,6 +19,7 @@ use crate::index::lexical::{term_idfs, Documents};
 use crate::order;
 use crate::search;
 pub use crate::search::source::Step;
+use crate::search::Need;
 use crate::store::envelope::{gunzip, open};
 use crate::store::rows::StaticTable;
 
@@ -257,7 +258,11 @@ impl Fragmented {
     pub fn step(&self, step: Step<super::FragmentStep>) -> super::FragmentStep {
         match step {
             Step::Done(answer) => answer,
-            Step::Need(fragments, records, rows) => {
+            Step::Need(Need {
+                fragments,
+                records,
+                rows,
+            }) => {
                 let record_length = self.record_length() as u32;
                 let request = |f: u32, record: Option<u32>| {
                     let (pack, offset, length) = self.address(f)?;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use super::{Fragmented, Step};
 use crate::error::{Error, Result};
 use crate::fragment::{META_FILE, PACK_DIR};
+use crate::search::Need;
 use crate::search::Source;
 
 /// A fragmented index read from a folder, and the bytes and fetch rounds it has read.
@@ -38,7 +39,11 @@ impl Folder {
         loop {
             match step(&self.index)? {
                 Step::Done(answer) => return Ok(answer),
-                Step::Need(fragments, records, rows) => {
+                Step::Need(Need {
+                    fragments,
+                    records,
+                    rows,
+                }) => {
                     self.rounds += 1;
                     for f in fragments {
                         let slot = self.read(f, None)?;
