@@ -132,7 +132,7 @@ async function run(kind) {
     if (process.env.VERBOSE > 1) {
       const t = log[0]?.at ?? 0;
       if (log.length) console.error(`${query}: first request ${(log[0].at - t0).toFixed(0)} ms after the search began; answer ${(t0 + ms - Math.max(...log.map((r) => r.at)) - rtt).toFixed(0)} ms after the last response was due`);
-      console.error(query, log.map((r) => `${(r.at - t).toFixed(0)}ms ${r.path.split("/").pop().slice(0, 6)} ${r.range ?? ""} ${r.bytes}`).join("\n  "));
+      console.error(query, log.map((r) => `${(r.at - t).toFixed(0)}ms ${r.path.includes("/model/") ? "model " : ""}${r.path.split("/").pop().slice(0, 6)} ${r.range ?? ""} ${r.bytes}`).join("\n  "));
     }
     rows.push({ query, ms, requests: log.length, bytes: log.reduce((n, r) => n + r.bytes, 0), rounds: rounds(log), rank: pages.slice(0, 10).indexOf(expected) });
   }

@@ -99,12 +99,26 @@ export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights
   const base = baseUrl.replace(/\/$/, "");
   const got = {};
   const downloaded = [];
+  let cached = 0;
   const files = ["config.json", "tokenizer.json", weights];
   for (const name of files) {
     const url = `${base}/${name}`;
     const { bytes, fromCache } = await fetchWithProgress(url, fresh ? null : cache, name === weights ? onProgress : null, background);
     got[name] = bytes;
-    if (!fromCache) downloaded.push([url, bytes]);
+    if (fromCache) cached++;
+    else downloaded.push([url, bytes]);
+  }
+  // The 8-bit model's word rows of the tokens the index's text uses most, when the index wrote
+  // them: without them (an older index, a failed fetch) each query fetches its own.
+  got.common = null;
+  if (weights.endsWith(".gguf")) {
+    const url = `${base}/common.cairnrows`;
+    try {
+      const { bytes, fromCache } = await fetchWithProgress(url, fresh ? null : cache, null, background);
+      got.common = bytes;
+      if (fromCache) cached++;
+      else downloaded.push([url, bytes]);
+    } catch {}
   }
   const keep = async () => {
     for (const [url, bytes] of downloaded) {
@@ -113,19 +127,42 @@ export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights
     }
   };
   return {
-    files: { weights: got[weights], tokenizer: got["tokenizer.json"], config: got["config.json"] },
+    files: { weights: got[weights], tokenizer: got["tokenizer.json"], config: got["config.json"], common: got.common },
     fromCache: downloaded.length === 0,
-    anyCached: downloaded.length < files.length,
+    anyCached: cached > 0,
     keep,
   };
 }
 
 /**
- * Loads a model folder's files (weights named `weights`) with `load` (the embedder's by
- * default), a cached copy that fails fetched anew once: { fromCache, keep }. With
- * `background`, the download yields to searches (`fetchWithProgress`).
+ * Adds the 8-bit model's common word rows (`files.common`) with `add`, if the folder has them.
+ * Rows that do not fit the model (a stale or damaged copy) are left out: queries then fetch
+ * their own.
  */
-export async function attachModel(index, modelUrl, onProgress, load = ({ weights, tokenizer, config }) => index.loadModelFromBytes(weights, tokenizer, config), weights = WEIGHTS, background = false) {
+export function addCommonRows(add, common) {
+  if (!common) return;
+  try {
+    add(common);
+  } catch {}
+}
+
+/**
+ * Loads a model folder's files (weights named `weights`) with `load` (the embedder's by
+ * default, with its common word rows), a cached copy that fails fetched anew once:
+ * { fromCache, keep }. With `background`, the download yields to searches
+ * (`fetchWithProgress`).
+ */
+export async function attachModel(
+  index,
+  modelUrl,
+  onProgress,
+  load = ({ weights, tokenizer, config, common }) => {
+    index.loadModelFromBytes(weights, tokenizer, config);
+    addCommonRows((rows) => index.addModelRows(rows), common);
+  },
+  weights = WEIGHTS,
+  background = false,
+) {
   let model = await loadModelFiles(modelUrl, onProgress, false, weights, background);
   try {
     load(model.files);
@@ -555,8 +592,9 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit, timeo
             null,
             modelUrl,
             (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }),
-            ({ weights, tokenizer, config }) => {
+            ({ weights, tokenizer, config, common }) => {
               encoder = QueryEncoder.fromBytes(identity, weights, tokenizer, config);
+              addCommonRows((rows) => encoder.addRows(rows), common);
             },
             JSON.parse(identity).web_weights_file,
             true,

@@ -7,7 +7,7 @@
 // when a `store` name is given, saved after every edit so that a reload finds it as it was left.
 // Shared by the worker and the main-thread fallback.
 import { stemFor } from "./stem.js";
-import { attachModel, fetchWithProgress, modelRows } from "./fetch.js";
+import { addCommonRows, attachModel, fetchWithProgress, modelRows } from "./fetch.js";
 
 /** The weights file of a model folder `cairn index` wrote (its 8-bit model). */
 const WEIGHTS = "model.gguf";
@@ -40,9 +40,10 @@ export async function openMutable(modules, { indexUrl, modelUrl, store, weightsF
   let rows = null;
   if (modelUrl && (!index || index.hasVectors)) {
     const onProgress = (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache });
-    const load = ({ weights: w, tokenizer, config }) => {
+    const load = ({ weights: w, tokenizer, config, common }) => {
       if (index) index.loadModelFromBytes(w, tokenizer, config);
       else index = SearchIndex.empty(w, tokenizer, config, weights);
+      addCommonRows((rows) => index.addModelRows(rows), common);
     };
     const { fromCache, keep } = await attachModel(null, modelUrl, onProgress, load, weights);
     keep();

@@ -78,6 +78,9 @@ impl ModelFiles {
     pub const QUANTIZED: &'static str = "model.gguf";
     pub const TOKENIZER: &'static str = "tokenizer.json";
     pub const CONFIG: &'static str = "config.json";
+    /// The 8-bit model's word rows of the tokens an index's text uses most
+    /// (`store::rows::write_selection`), which a browser fetches with the model.
+    pub const COMMON: &'static str = "common.cairnrows";
 
     /// Reads a model folder: `tokenizer.json`, `config.json`, and `model.safetensors`, or else
     /// `model.gguf` with every pack of its word rows (under `p/`).
@@ -320,12 +323,7 @@ impl Embedder {
         let crate::encoder::Words::Rows(rows) = &self.model.word else {
             return Ok(Vec::new());
         };
-        let mut ids = self
-            .tokenizer
-            .encode(text, true)
-            .map_err(|e| Error::Model(format!("tokenization failed: {e}")))?
-            .get_ids()
-            .to_vec();
+        let mut ids = self.token_ids(text)?;
         ids.sort_unstable();
         ids.dedup();
         let rows = rows.read().expect("no writer panics");
@@ -344,6 +342,42 @@ impl Embedder {
             ));
         };
         rows.write().expect("no writer panics").add(row, bytes)
+    }
+
+    /// Adds the word rows of a file of common rows (`store::rows::write_selection`, the
+    /// `model/common.cairnrows` of an index); how many.
+    pub fn add_rows(&self, bytes: &[u8]) -> Result<usize> {
+        let crate::encoder::Words::Rows(rows) = &self.model.word else {
+            return Err(Error::InvalidInput(
+                "this model has its whole word table; it takes no rows".into(),
+            ));
+        };
+        rows.write().expect("no writer panics").add_selection(bytes)
+    }
+
+    /// The token that pads the shorter texts of a batch.
+    pub fn pad_id(&self) -> u32 {
+        self.tokenizer.get_padding().map_or(0, |p| p.pad_id)
+    }
+
+    /// Whether token `id`'s word row is in (always, for a model with its whole table).
+    fn has_row(&self, id: u32) -> bool {
+        match &self.model.word {
+            crate::encoder::Words::Rows(rows) => {
+                rows.read().expect("no writer panics").row(id).is_some()
+            }
+            crate::encoder::Words::Table(_) => true,
+        }
+    }
+
+    /// The token ids of `text` as the model reads it (special tokens included, truncated).
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>> {
+        Ok(self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| Error::Model(format!("tokenization failed: {e}")))?
+            .get_ids()
+            .to_vec())
     }
 
     /// Embeds one text.
@@ -516,6 +550,8 @@ pub fn write_f16_weights(weights: &[u8], out: &std::path::Path) -> Result<()> {
 #[cfg(not(browser))]
 pub struct QuantizedModel {
     pub weights: Vec<u8>,
+    /// The word table's directory and packs.
+    pub rows: StaticRows,
     pub packs: Vec<(String, Vec<u8>)>,
 }
 
@@ -563,13 +599,15 @@ pub fn quantize_model(source: &ModelFiles) -> Result<QuantizedModel> {
     )?;
     Ok(QuantizedModel {
         weights: weights.into_inner(),
+        rows,
         packs,
     })
 }
 
 impl crate::search::SentenceEncoder for Embedder {
     fn can_embed(&self, text: &str) -> bool {
-        self.missing_rows(text).is_ok_and(|m| m.is_empty())
+        // Texts are embedded together, the shorter padded: the pad token's row is needed too.
+        self.missing_rows(text).is_ok_and(|m| m.is_empty()) && self.has_row(self.pad_id())
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {

@@ -252,6 +252,17 @@ impl Searcher {
         }
     }
 
+    /// Adds the model's common word rows (`Embedder::add_rows`); how many.
+    #[cfg(feature = "model")]
+    pub fn add_model_rows(&self, bytes: &[u8]) -> Result<usize> {
+        match &self.embedder {
+            Some(embedder) => embedder.add_rows(bytes),
+            None => Err(Error::Model(
+                "no model is loaded; load it before its word rows".into(),
+            )),
+        }
+    }
+
     /// Gives the static tier every row at once (native: read from the index's packs).
     pub fn set_statics(&mut self, table: StaticTable) {
         self.statics = Some(Arc::new(table));

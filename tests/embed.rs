@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use cairn::build::common_tokens;
 use cairn::embed::{quantize_model, write_f16_weights, Embedder, ModelFiles};
+use cairn::store::rows::write_selection;
 use serde_json::Value;
 
 fn model_dir() -> PathBuf {
@@ -142,6 +144,62 @@ fn the_eight_bit_model_keeps_the_embeddings_and_reads_only_the_rows_it_is_given(
 }
 
 #[test]
+fn the_common_rows_give_their_tokens_rows_and_a_damaged_or_foreign_file_gives_none() {
+    let source = ModelFiles::read_dir(&model_dir()).unwrap();
+    let q8 = quantize_model(&source).unwrap();
+    let loaded = |packs: Vec<Vec<u8>>| {
+        Embedder::load(ModelFiles {
+            weights: q8.weights.clone(),
+            word_packs: packs,
+            ..source.clone()
+        })
+        .unwrap()
+    };
+    let whole = loaded(q8.packs.iter().map(|(_, b)| b.clone()).collect());
+    let texts = [
+        "The index is written as fragments, fetched as queries need them.",
+        "A query needs the fragments of its terms.",
+    ];
+    let (ids, share) = common_tokens(&whole, texts.into_iter()).unwrap();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]) && share == 1.0);
+    // The pad token's row too: texts embedded together (a hit's sentences) need it.
+    assert!(ids.contains(&whole.pad_id()));
+    let file = write_selection(&q8.rows, &q8.packs, &ids);
+
+    // Given the file, a text of those tokens needs no row of its own and embeds as with every
+    // row; a text with other tokens still names those.
+    let sparse = loaded(Vec::new());
+    assert_eq!(sparse.add_rows(&file).unwrap(), ids.len());
+    for text in texts {
+        assert!(sparse.missing_rows(text).unwrap().is_empty(), "{text}");
+        assert_eq!(sparse.embed(text).unwrap(), whole.embed(text).unwrap());
+    }
+    assert!(!sparse.missing_rows("zebra crossing").unwrap().is_empty());
+
+    // A damaged row, a cut file or another model's file is refused whole: nothing of it kept.
+    let fresh = loaded(Vec::new());
+    let mut damaged = file.clone();
+    let last = damaged.len() - 9;
+    damaged[last] ^= 1;
+    let mut foreign = file.clone();
+    foreign[12] ^= 1; // a letter of the first pack's name
+    for bad in [
+        &damaged[..],
+        &file[..file.len() - 3],
+        &foreign[..],
+        b"CAIRNSEL",
+    ] {
+        assert!(fresh.add_rows(bad).is_err());
+        assert_eq!(fresh.missing_rows(texts[0]).unwrap().len(), {
+            let mut t = whole.token_ids(texts[0]).unwrap();
+            t.sort_unstable();
+            t.dedup();
+            t.len()
+        });
+    }
+}
+
+#[test]
 fn hybrid_search_finds_meaning_without_shared_words() {
     let out = tempfile::tempdir().unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/docs");
@@ -161,6 +219,7 @@ fn hybrid_search_finds_meaning_without_shared_words() {
     for file in [
         "index.cairn",
         "model/model.gguf",
+        "model/common.cairnrows",
         "model/tokenizer.json",
         "model/config.json",
     ] {

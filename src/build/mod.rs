@@ -39,7 +39,7 @@ pub use {
     estimate::embedding_estimate,
     layout::{write_index, Layout, FIRST_ANSWER_BUDGET},
     merge::merge,
-    model::{load_source_model, write_web_model, WebWeights},
+    model::{common_tokens, load_source_model, write_web_model, WebWeights},
     publish::{write_synced, Staging},
     reuse::reusable,
 };

@@ -2,6 +2,7 @@
 //! the index for the browser (`model/`), and a split build's copy of it. (What the index records
 //! of them is `Embedder::identity`.)
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::{io, publish::write_synced};
@@ -28,18 +29,63 @@ pub fn load_source_model(dir: &Path) -> Result<(Embedder, ModelFiles)> {
     Ok((embedder, files))
 }
 
+/// The most word rows `common.cairnrows` holds: about 800 kB (400 kB gzip) beside the 8-bit
+/// model's 12 MB.
+const COMMON_ROWS: usize = 2048;
+
+/// The tokens that most of the chunks' `texts` have (at most `COMMON_ROWS`, by how many texts
+/// have each, then id), with the token that pads a batch, ascending; and the share of the
+/// texts' tokens they are.
+pub fn common_tokens<'a>(
+    embedder: &Embedder,
+    texts: impl Iterator<Item = &'a str>,
+) -> Result<(Vec<u32>, f64)> {
+    let mut counts: HashMap<u32, (u64, u64)> = HashMap::new(); // texts, occurrences
+    let mut ids = Vec::new();
+    for text in texts {
+        ids.clear();
+        ids.extend(embedder.token_ids(text)?);
+        for &id in &ids {
+            counts.entry(id).or_default().1 += 1;
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        for &id in &ids {
+            counts.entry(id).or_default().0 += 1;
+        }
+    }
+    let mut tokens: Vec<(u32, u64, u64)> =
+        counts.into_iter().map(|(id, (c, o))| (id, c, o)).collect();
+    tokens.sort_unstable_by_key(|&(id, texts, _)| (std::cmp::Reverse(texts), id));
+    let total: u64 = tokens.iter().map(|t| t.2).sum();
+    tokens.truncate(COMMON_ROWS);
+    let covered: u64 = tokens.iter().map(|t| t.2).sum();
+    let mut ids: Vec<u32> = tokens.into_iter().map(|t| t.0).collect();
+    ids.push(embedder.pad_id());
+    ids.sort_unstable();
+    ids.dedup();
+    Ok((ids, covered as f64 / total.max(1) as f64))
+}
+
 /// Writes the model a browser downloads (weights, tokenizer, config, and the 8-bit model's word
-/// rows under `p/`) into `out`; returns the weights' SHA-256 and file name.
+/// rows under `p/`, those of the `common` tokens also in `common.cairnrows`, which a browser
+/// fetches with the model) into `out`; returns the weights' SHA-256 and file name.
 pub fn write_web_model(
     source: &ModelFiles,
     out: &Path,
     precision: WebWeights,
+    common: &[u32],
 ) -> Result<(String, &'static str)> {
     std::fs::create_dir_all(out)?;
     let (name, written) = match precision {
         WebWeights::Q8 => {
             let model = embed::quantize_model(source)?;
             fragment::write::save_packs(&model.packs, out)?;
+            if !common.is_empty() {
+                let selection =
+                    crate::store::rows::write_selection(&model.rows, &model.packs, common);
+                write_synced(&out.join(ModelFiles::COMMON), &selection)?;
+            }
             (ModelFiles::QUANTIZED, model.weights)
         }
         WebWeights::F16 => {
@@ -88,6 +134,10 @@ pub(super) fn copy_web_model(
     write_synced(&to.join(&identity.web_weights_file), &weights)?;
     for name in [ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
         write_synced(&to.join(name), &std::fs::read(from.join(name))?)?;
+    }
+    // The first part's common rows (those of its share of the text).
+    if let Ok(common) = std::fs::read(from.join(ModelFiles::COMMON)) {
+        write_synced(&to.join(ModelFiles::COMMON), &common)?;
     }
     Ok(())
 }

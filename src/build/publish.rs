@@ -125,6 +125,7 @@ impl Staging {
                 ModelFiles::QUANTIZED,
                 ModelFiles::TOKENIZER,
                 ModelFiles::CONFIG,
+                ModelFiles::COMMON,
             ]
             .into_iter()
             .filter(|name| staged.join(name).exists())
@@ -153,6 +154,10 @@ impl Staging {
                     && [ModelFiles::WEIGHTS, ModelFiles::QUANTIZED].contains(&old.as_str())
                 {
                     let _ = std::fs::remove_file(live.join(old));
+                }
+                // The old 8-bit model's common rows, when the new model has none.
+                if old == ModelFiles::QUANTIZED && !files.contains(&ModelFiles::COMMON) {
+                    let _ = std::fs::remove_file(live.join(ModelFiles::COMMON));
                 }
             }
             let owned = self.model_packs.iter().cloned().collect();

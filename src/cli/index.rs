@@ -307,7 +307,31 @@ fn write_language(
     let vectors = match model {
         None => None,
         Some((embedder, source)) => {
-            let web = write_web_model(source, &staging.path.join(MODEL_DIR), args.web_weights)?;
+            // The word rows most chunks' text has go with the browser's 8-bit model, so most
+            // queries fetch none of their own.
+            let common = match args.web_weights {
+                WebWeights::Q8 => {
+                    let (tokens, share) = build::common_tokens(
+                        embedder,
+                        documents
+                            .iter()
+                            .flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())),
+                    )?;
+                    eprintln!(
+                        "the model's word rows of the {} tokens most chunks have ({:.0}% of the text's tokens) go with it, so most queries fetch none",
+                        tokens.len(),
+                        share * 100.0
+                    );
+                    tokens
+                }
+                _ => Vec::new(),
+            };
+            let web = write_web_model(
+                source,
+                &staging.path.join(MODEL_DIR),
+                args.web_weights,
+                &common,
+            )?;
             let identity = embedder.identity(source, web);
             // A shard embeds its whole share; only a full build reads the previous index.
             if args.shard.is_none() {

@@ -137,6 +137,9 @@ impl StaticRows {
     }
 }
 
+/// The first bytes of a selection of a table's rows (`write_selection`).
+const SELECTION_MAGIC: &[u8; 8] = b"CAIRNSEL";
+
 /// A term as the static tier weighs it in a query: its id, its weight and its text (which
 /// names its row's bucket).
 pub type Weighted<'a> = (u32, f32, &'a str);
@@ -314,6 +317,52 @@ impl StaticTable {
         Ok(())
     }
 
+    /// Adds every row of a selection of this table (`write_selection`), all checked before
+    /// any is kept; how many there were.
+    pub fn add_selection(&mut self, bytes: &[u8]) -> Result<usize> {
+        let name = self.name;
+        let refused = |why: &str| {
+            Error::InvalidIndex(format!(
+                "{name}s given at once {why}; build the index again and upload all of it"
+            ))
+        };
+        if self.bucketed() {
+            return Err(refused("are for a table addressed by text"));
+        }
+        let rest = bytes
+            .strip_prefix(SELECTION_MAGIC)
+            .ok_or_else(|| refused("are not a file of rows"))?;
+        let (length, rest) = rest
+            .split_first_chunk::<4>()
+            .ok_or_else(|| refused("are cut short"))?;
+        let length = u32::from_le_bytes(*length) as usize;
+        if rest.len() < length
+            || self.rows.packs.first().map(String::as_bytes) != Some(&rest[..length])
+        {
+            return Err(refused("are of another table (another model's)"));
+        }
+        let rest = &rest[length..];
+        let dimension = self.rows.dimension as usize;
+        let row_length = 4 + record_length(dimension);
+        if rest.len() % row_length != 0 {
+            return Err(refused("are cut short"));
+        }
+        let mut rows = Vec::with_capacity(rest.len() / row_length);
+        for bytes in rest.chunks_exact(row_length) {
+            let (key, record) = bytes.split_at(4);
+            let key = u32::from_le_bytes(key.try_into().expect("four bytes"));
+            let row = self
+                .row_of(key)
+                .ok_or_else(|| refused(&format!("name key {key}, which has no row")))?;
+            let values = decode_record(record, dimension, row as u64)
+                .ok_or_else(|| refused(&format!("hold a damaged row ({key})")))?;
+            rows.push((row, values));
+        }
+        let count = rows.len();
+        self.loaded.extend(rows);
+        Ok(count)
+    }
+
     /// Row `row` (by key, in a table without buckets) when it is loaded: its int8 values and
     /// scale.
     pub fn row(&self, term: u32) -> Option<(&[i8], f32)> {
@@ -464,6 +513,31 @@ pub fn write_terms(
         },
         packs,
     )
+}
+
+/// A file of some rows of a table without buckets (`keys`, each that has a row; the model's
+/// word rows a site's text uses most): a magic, the table's first pack's name (packs are named
+/// by content, so it names the table), then each row as its key (u32, little-endian) and its
+/// record as the packs hold it. What a browser fetches whole, beside the packs it reads by row.
+#[cfg(not(browser))]
+pub fn write_selection(rows: &StaticRows, packs: &[(String, Vec<u8>)], keys: &[u32]) -> Vec<u8> {
+    let first = rows.packs.first().map_or("", String::as_str);
+    let mut bytes = SELECTION_MAGIC.to_vec();
+    bytes.extend_from_slice(&(first.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(first.as_bytes());
+    let table = StaticTable::new(rows.clone());
+    for &key in keys {
+        let Some(row) = table.row_of(key) else {
+            continue;
+        };
+        let at = rows.request(row);
+        let Some((_, pack)) = packs.iter().find(|(n, _)| *n == at.pack) else {
+            continue;
+        };
+        bytes.extend_from_slice(&key.to_le_bytes());
+        bytes.extend_from_slice(&pack[at.offset as usize..at.offset as usize + at.length as usize]);
+    }
+    bytes
 }
 
 /// The rows' packs as (name, bytes), read from `dir/p/` (to copy them into another layout).

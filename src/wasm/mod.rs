@@ -385,6 +385,17 @@ impl SearchIndex {
         self.searcher().add_model_row(row, &bytes).map_err(js_error)
     }
 
+    /// Adds the 8-bit model's common word rows (the model folder's `common.cairnrows`),
+    /// checking them all; how many.
+    #[wasm_bindgen(js_name = addModelRows)]
+    pub fn add_model_rows(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<usize, JsError> {
+        let bytes = byte_array(&bytes, "the common rows")?;
+        self.searcher().add_model_rows(&bytes).map_err(js_error)
+    }
+
     /// Embeds a text with the loaded model (L2-normalized), e.g. to compare targets.
     #[wasm_bindgen(js_name = embed)]
     pub fn embed(

@@ -92,6 +92,17 @@ impl QueryEncoder {
         self.embedder.add_row(row, &bytes).map_err(js_error)
     }
 
+    /// Adds the 8-bit model's common word rows (the model folder's `common.cairnrows`),
+    /// checking them all; how many.
+    #[wasm_bindgen(js_name = addRows)]
+    pub fn add_rows(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<usize, JsError> {
+        let bytes = byte_array(&bytes, "the common rows")?;
+        self.embedder.add_rows(&bytes).map_err(js_error)
+    }
+
     /// Embeds a text (L2-normalized); an 8-bit model needs the text's `rows` added first.
     pub fn embed(
         &self,

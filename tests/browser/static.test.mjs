@@ -132,23 +132,26 @@ test("the search box answers by meaning before the model is in, and again with i
   await page.close();
 });
 
-test("with the 8-bit model in, a query fetches exactly the word rows its tokens need, once", async () => {
+test("with the 8-bit model in, a query fetches exactly the word rows its tokens need beyond the common ones, once", async () => {
   release();
   const page = await browser.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   await page.goto(`${base}/`);
   const query = "where can I drink an espresso";
-  // What the model says the query needs, from a copy of the index and model in the full module.
+  // What the model says the query needs beyond the rows of the site's common tokens (which come
+  // with the model), from a copy of the index and model in the full module.
   const expected = await page.evaluate(async (query) => {
     const full = await import("/pkg/web/cairn.js");
     await full.default();
     const get = async (path) => new Uint8Array(await (await fetch(`/site/${path}`)).arrayBuffer());
     const index = full.SearchIndex.fromBytes(await get("index.cairn"));
     index.loadModelFromBytes(await get(`model/${index.modelWeightsFile}`), await get("model/tokenizer.json"), await get("model/config.json"));
-    return index.modelRows(query, { mode: "semantic" });
+    const all = index.modelRows(query, { mode: "semantic" }).length;
+    index.addModelRows(await get("model/common.cairnrows"));
+    return { all, rows: index.modelRows(query, { mode: "semantic" }) };
   }, query);
-  assert.ok(expected.length > 0);
+  assert.ok(expected.rows.length > 0 && expected.rows.length < expected.all, JSON.stringify(expected));
   const from = server.log.length;
   const hits = await page.evaluate(async (query) => {
     const { Cairn } = await import("/pkg/client.js");
@@ -162,16 +165,17 @@ test("with the 8-bit model in, a query fetches exactly the word rows its tokens 
   assert.ok(hits.every((h) => h.signals.semantic?.encoder === "model"), JSON.stringify(hits.map((h) => h.signals)));
   const log = server.log.slice(from);
   assert.ok(!log.some((r) => r.path.endsWith("model.safetensors")), "the f16 weights were fetched");
+  assert.ok(log.some((r) => r.path === "/site/model/common.cairnrows" && r.status === 200), "the common rows were not fetched");
   const rowRequests = log.filter((r) => r.path.startsWith("/site/model/p/"));
   assert.ok(rowRequests.every((r) => r.status === 206 && r.range), JSON.stringify(rowRequests));
   const asked = rowRequests.map((r) => {
     const [, start, end] = r.range.match(/^bytes=(\d+)-(\d+)$/);
     return [r.path.split("/").pop(), Number(start), Number(end) + 1];
   });
-  const wanted = expected.map((r) => [r.pack, r.offset, r.offset + r.length]);
+  const wanted = expected.rows.map((r) => [r.pack, r.offset, r.offset + r.length]);
   assert.deepEqual(joined(asked), joined(wanted), "the word rows fetched are not the rows the query's tokens need");
   const bytes = rowRequests.reduce((n, r) => n + r.bytes, 0);
-  console.log(`word rows for "${query}": ${expected.length} rows, ${rowRequests.length} requests, ${bytes} bytes`);
+  console.log(`word rows for "${query}": ${expected.rows.length} rows of ${expected.all}, ${rowRequests.length} requests, ${bytes} bytes`);
 
   const again = server.log.length;
   const repeat = await page.evaluate((query) => window.cairn.search(query, { mode: "semantic", limit: 5 }), query);

@@ -46,24 +46,26 @@ before(async () => {
   const hybridDir = buildIndex([join(fixtures, "notes.txt")], ["--model", model]);
   lexical = readFileSync(join(lexicalDir, "index.cairn"));
   hybrid = readFileSync(join(hybridDir, "index.cairn"));
-  modelFiles = Object.fromEntries(["config.json", "tokenizer.json", WEIGHTS].map((f) => [f, readFileSync(join(hybridDir, "model", f))]));
+  modelFiles = Object.fromEntries(["config.json", "tokenizer.json", WEIGHTS, "common.cairnrows"].map((f) => [f, readFileSync(join(hybridDir, "model", f))]));
   const packs = readdirSync(join(hybridDir, "model/p")).map((f) => [`p/${f}`, readFileSync(join(hybridDir, "model/p", f))]);
   const files = { "index.cairn": hybrid, ...modelFiles, ...Object.fromEntries(packs) };
   // /ok/<file>: the hybrid index and its model. /lying/<file>: the weights and the index say
   // Content-Length 3000000000, send 100 bytes and close. /short/<file>: 100000000, likewise.
-  // /damaged/<file>: the weights are junk. Anything else: 404.
+  // /damaged/<file>: the weights are junk. /junkrows/<file>: the common word rows are. Anything
+  // else: 404.
   server = createServer((req, res) => {
     const [, kind, ...path] = req.url.split("/");
     const name = path.join("/");
     const body = files[name];
-    if (!body || !["ok", "lying", "short", "damaged"].includes(kind)) return res.writeHead(404).end();
+    if (!body || !["ok", "lying", "short", "damaged", "junkrows"].includes(kind)) return res.writeHead(404).end();
     const lie = { lying: "3000000000", short: "100000000" }[kind];
     if (lie && (name === WEIGHTS || name === "index.cairn")) {
       res.writeHead(200, { "Content-Length": lie });
       res.write(body.subarray(0, 100));
       return setTimeout(() => res.socket.destroy(), 20);
     }
-    const sent = kind === "damaged" && name === WEIGHTS ? Buffer.alloc(1000, 7) : body;
+    const junk = (kind === "damaged" && name === WEIGHTS) || (kind === "junkrows" && name === "common.cairnrows");
+    const sent = junk ? Buffer.alloc(1000, 7) : body;
     res.writeHead(200, { "Content-Length": sent.length }).end(sent);
   });
   await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
@@ -234,8 +236,17 @@ test("fetch.js caches a model only once it loaded, and fetches a stale cached on
   assert.deepEqual(first.event, { event: "model", ready: true, fromCache: false });
   assert.equal(first.index.modelReady, true);
   assert.equal((await store.get(`${base}/ok/${WEIGHTS}`).clone().arrayBuffer()).byteLength, modelFiles[WEIGHTS].length);
+  // The word rows of the index's own words came with the model: a query of them needs none.
+  const words = "stone cairns guide walkers";
+  assert.deepEqual(first.index.modelRows(words), []);
   const second = await open("ok");
   assert.deepEqual(second.event, { event: "model", ready: true, fromCache: true });
+  assert.deepEqual(second.index.modelRows(words), []);
+  // Common rows that do not fit the model are left out: the model is in, queries fetch their own.
+  const junk = await open("junkrows");
+  assert.equal(junk.event.ready, true);
+  assert.ok(junk.index.modelRows(words).length > 0);
+  junk.index.free();
   // Weights that do not load are reported and never cached.
   const damaged = await open("damaged");
   assert.equal(damaged.event.ready, false);

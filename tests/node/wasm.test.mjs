@@ -68,6 +68,21 @@ test("hybrid: the model in wasm agrees with the native one", () => {
   assert.deepEqual(index.modelRows("stone trail markers"), []);
   assert.notEqual(index.search("stone trail markers")[0].scoreKind, "bm25");
 
+  // The word rows of the index's own text (model/common.cairnrows), added at once: a query of
+  // its words then needs none of its own; a file that is not one is refused, and the index
+  // keeps answering.
+  const common = SearchIndex.fromBytes(readFileSync(join(dir, "index.cairn")));
+  loadModel(common, join(dir, "model"));
+  assert.throws(() => common.addModelRows(new Uint8Array(40)), /word rows given at once are not a file of rows/);
+  assert.ok(common.modelRows("cairns guide walkers").length > 0);
+  assert.ok(common.addModelRows(readFileSync(join(dir, "model/common.cairnrows"))) > 100);
+  assert.deepEqual(common.modelRows("cairns guide walkers"), []);
+  assert.notEqual(common.search("cairns guide walkers")[0].scoreKind, "bm25");
+  // As the search box asks: a hit's sentences embedded together (padded) for its highlight.
+  const boxed = common.search("cairns guide walkers", { limit: 32, highlight: true, snippetLength: 160, prefix: true, fuzzy: true });
+  assert.ok(boxed.some((h) => h.signals.semantic?.encoder === "model"));
+  common.free();
+
   // The same text, embedded natively and in wasm with the same (8-bit) weights.
   const reference = JSON.parse(readFileSync(join(root, "tests/data/reference_embeddings.json"), "utf8"));
   const texts = reference.sentences.map((s) => s.text);
