@@ -7,7 +7,7 @@
 // max), search time p50/p95 (later queries), and the share of queries whose expected page is
 // first and in the first 10 pages.
 //
-//   node bench/pagefind.mjs SITE_DIR QUERIES_TSV [--rtt 40] [--http2] [--only cairn-lexical,...]
+//   node bench/pagefind.mjs SITE_DIR QUERIES_TSV [--rtt 40] [--http2] [--pages 5] [--only cairn-lexical,...]
 //
 // VERBOSE=1 prints each query's rank, rounds, requests, bytes and time; VERBOSE=2 also its
 // requests as they came, and when its first request came and its answer after the last
@@ -19,8 +19,10 @@
 // How each is asked, as its own search box does by default:
 // - Pagefind (its Component UI): `search(query)`, then the data (title, excerpt, sub-results)
 //   of the first 5 results;
-// - cairn (`<cairn-search>`): `search(query, { limit: 32, highlight, snippetLength: 160,
-//   prefix, fuzzy, maxLinks: 0 })` through the Cairn client in its worker, grouped by page; lexical
+// - cairn (`<cairn-search>`): `search(query, { limit: 20, maxDocuments: 5, maxPerDocument: 4,
+//   highlight, snippetLength: 160, prefix, fuzzy, maxLinks: 0 })` (its 5 pages, `--pages` to
+//   change, 3 sections each besides the page's best) through the Cairn client in its worker,
+//   then the first 10 pages untimed, for the ranking only; lexical
 //   (`mode: "lexical"`), hybrid with the static tier (no model given), and hybrid with the model
 //   (queries timed once it is in).
 // Needs `scripts/build-pkg.sh`, `pagefind` from npm (bench/README: `npm install pagefind@1`
@@ -34,10 +36,11 @@ import { launchChromium } from "../tests/node/helpers.mjs";
 
 const args = process.argv.slice(2);
 const flag = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const [siteArg, queriesFile] = args.filter((a, i) => !a.startsWith("--") && !["--rtt", "--only"].includes(args[i - 1]));
+const [siteArg, queriesFile] = args.filter((a, i) => !a.startsWith("--") && !["--rtt", "--only", "--pages"].includes(args[i - 1]));
 const site = resolve(siteArg);
 const rtt = Number(flag("--rtt", 40));
 const http2 = args.includes("--http2");
+const pages = Number(flag("--pages", 5));
 const only = flag("--only", "pagefind,cairn-lexical,cairn-static,cairn-model").split(",");
 const queries = readFileSync(queriesFile, "utf8")
   .split("\n")
@@ -85,7 +88,7 @@ async function run(kind) {
   await page.goto(`${base}/blank/blank.html`);
   const opened = server.log.length;
   await page.evaluate(
-    async ({ kind, entry }) => {
+    async ({ kind, entry, pages }) => {
       if (kind === "pagefind") {
         window.ask = async (query) => {
           window.pf ??= await import("/site/pagefind/pagefind.js");
@@ -106,15 +109,20 @@ async function run(kind) {
         await window.cairn.search("warm up", { limit: 1 });
         await modelReady;
       }
-      const options = { limit: 32, highlight: true, snippetLength: 160, prefix: true, fuzzy: true, maxLinks: 0, ...(kind === "cairn-lexical" ? { mode: "lexical" } : {}) };
-      window.ask = async (query) => {
-        const hits = await window.cairn.search(query, options);
+      const options = { limit: pages * 4, maxDocuments: pages, maxPerDocument: 4, highlight: true, snippetLength: 160, prefix: true, fuzzy: true, maxLinks: 0, ...(kind === "cairn-lexical" ? { mode: "lexical" } : {}) };
+      const pagesOf = (hits) => {
         const pages = [];
         for (const h of hits) if (!pages.includes(h.citation.url)) pages.push(h.citation.url);
         return pages.map((u) => u ?? "");
       };
+      window.ask = async (query) => {
+        const hits = await window.cairn.search(query, options);
+        // The first 10 pages are read after the search is timed, for the ranking only.
+        window.rest = async () => pagesOf(await window.cairn.search(query, { ...options, limit: 10, maxDocuments: 10, maxPerDocument: 1 }));
+        return pagesOf(hits);
+      };
     },
-    { kind, entry },
+    { kind, entry, pages },
   );
   const rows = [];
   for (const { query, expected } of queries) {
@@ -127,7 +135,7 @@ async function run(kind) {
     // The model's own files and the full module load in the background; the word rows of a
     // query's tokens (the model's p/) are the query's, and counted.
     const log = server.log.slice(from).filter((r) => !/\/search\/model\/(?!p\/)/.test(r.path) && !r.path.startsWith("/pkg/web/"));
-    if (kind === "pagefind") urls.push(...(await page.evaluate(() => window.rest())));
+    urls.push(...(await page.evaluate(() => window.rest())));
     const pages = [...new Set(urls.map(pagePath))];
     if (process.env.VERBOSE > 1) {
       const t = log[0]?.at ?? 0;

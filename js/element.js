@@ -5,7 +5,8 @@
 //   <cairn-search modal index="/search/index.cairn"></cairn-search>   (a button; Ctrl/⌘ K opens a dialog)
 //
 // Results as you type (debounced), by meaning from the first query when the index has a static
-// tier and again, in place, when the model has loaded; one result a page (`limit` pages), with
+// tier and again, in place, when the model has loaded; one result a page (`limit` pages, 5 by
+// default, as Pagefind's UI shows at first), with
 // its next best sections as sub-results (`sections`, 3 by default), each linking to its heading;
 // ARIA combobox semantics (a listbox of groups, one a page) with arrow keys, Enter and Escape,
 // highlighted terms, the citation (title, heading path, page) on each result, a marker on hits
@@ -23,6 +24,9 @@
 // is http(s) or relative (see safeUrl).
 import { Cairn, safeUrl } from "./client.js";
 import { STRINGS, RTL } from "./strings.js";
+
+/** Pages a results list shows at first, and "More results" adds. */
+const PAGES = 5;
 
 const STYLE = `
 :host { display: block; position: relative; font: var(--cairn-font, inherit); color: var(--cairn-text, #1d232a); }
@@ -117,7 +121,7 @@ export class CairnSearch extends HTMLElement {
     this.moreButton = make("button", { type: "button", className: "more", hidden: true }, { part: "more" });
     this.moreButton.addEventListener("mousedown", (e) => e.preventDefault());
     this.moreButton.addEventListener("click", () => {
-      this.#pages += this.#number("limit", 8) || 8;
+      this.#pages += this.#number("limit", PAGES) || PAGES;
       this.#search();
     });
     root.append(make("style", { textContent: STYLE }), this.box);
@@ -305,10 +309,13 @@ export class CairnSearch extends HTMLElement {
       // As you type: the last word completes (a trailing space says it is finished) and typos
       // are forgiven. Enough chunks are asked for to fill the pages with their sections.
       const typed = this.input.value.trimStart();
-      this.#pages ||= this.#number("limit", 8) || 8;
+      this.#pages ||= this.#number("limit", PAGES) || PAGES;
       const filter = this.#filter();
       const fields = this.#fields();
-      const options = { limit: Math.min(60 * Math.ceil(this.#pages / 8), this.#pages * (this.#number("sections", 3) + 1)), highlight: true, snippetLength: 160, prefix: true, fuzzy: true, maxLinks: 0, ...(filter ? { filter } : {}) };
+      // Only the hits of the pages shown, as many of a page as it shows at most, so a fragmented
+      // index fetches no text that is not shown.
+      const perPage = this.#number("sections", 3) + 1;
+      const options = { limit: Math.min(60 * Math.ceil(this.#pages / 8), this.#pages * perPage), maxDocuments: this.#pages, maxPerDocument: perPage, highlight: true, snippetLength: 160, prefix: true, fuzzy: true, maxLinks: 0, ...(filter ? { filter } : {}) };
       // The filter pane's counts, and how many pages there are, from the same query: a field's
       // values are counted under the other fields' filters only, so that its other values can
       // still be added (any of).
@@ -396,7 +403,7 @@ export class CairnSearch extends HTMLElement {
   /** Chunk hits as pages, best first: each the page's best hit and its next best sections
    * (distinct URLs), at most `limit` pages of `sections` sections. */
   #group(hits) {
-    const limit = this.#pages || this.#number("limit", 8) || 8;
+    const limit = this.#pages || this.#number("limit", PAGES) || PAGES;
     const sections = this.#number("sections", 3);
     const pages = new Map();
     for (const hit of hits) {

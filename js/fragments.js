@@ -29,6 +29,10 @@ export const FETCH_TIMEOUT = 30_000;
  * mutable index's batch of documents, never a query's) joins that pack's runs less than
  * `joinGap` bytes apart: a few bytes more, and far fewer requests. */
 const MANY_RUNS = 32;
+/** A search's fragments of one pack at most this many bytes apart are fetched as one, on
+ * every protocol: the text fragments of one page's hits, a kilobyte or so apart, come in one
+ * request (each request costs the host and the browser some time, HTTP/2's too). */
+const CLOSE_BYTES = 4096;
 /** A browser has at most six requests to a host in flight over HTTP/1.1, so each six more in a
  * round cost another round trip; a round trip is worth ROUND_TRIP_BYTES, what a 10 Mbit/s link
  * carries in 40 ms. While a round has more than ROUND_REQUESTS, its ranges of a pack nearest
@@ -137,9 +141,10 @@ async function get(url, range, timeout, stats, limitOf) {
  * to `add(request, bytes)` and, once that accepted them, stores them in the cache. `key(r)`
  * names a request, `cacheKey(r)` its cache entry, `describe(run)` a run of them in errors.
  * `stats` counts requests and bytes. `timeout`: how long a request may take (ms). `joinGap`: see
- * MANY_RUNS. `joinClose`: a round's close ranges joined into fewer requests (`fewer`).
+ * MANY_RUNS. `closeBytes`: ranges at most this far apart are fetched as one. `joinClose`: a
+ * round's close ranges joined into fewer requests (`fewer`).
  */
-export function packLoader({ base, cache, stats, key, cacheKey, add, describe, timeout = FETCH_TIMEOUT, joinGap = 0, joinClose = false }) {
+export function packLoader({ base, cache, stats, key, cacheKey, add, describe, timeout = FETCH_TIMEOUT, joinGap = 0, closeBytes = 0, joinClose = false }) {
   if (!(timeout > 0 && timeout <= 2 ** 31 - 1)) throw new Error(`the fetch timeout must be a number of milliseconds from 1 to 2147483647, not ${timeout}`);
   let ranges; // undefined until the host shows whether it honours Range: a 206, or a whole pack that checks
   const packs = new Map(); // pack name → Promise<Uint8Array> of a whole pack (resolved only once checked)
@@ -243,7 +248,7 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
     };
     const runs = [];
     for (const of_pack of join(missing, Infinity)) {
-      runs.push(...join(of_pack, joinGap && join(of_pack, 0).length > MANY_RUNS ? joinGap : 0));
+      runs.push(...join(of_pack, joinGap && join(of_pack, 0).length > MANY_RUNS ? joinGap : closeBytes));
     }
     if (joinClose) fewer(runs);
     const fetched = await inTurns(runs, IN_FLIGHT, (run) =>
@@ -346,6 +351,7 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score, 
     stats,
     timeout,
     joinClose: !/^h[23]/.test(protocol),
+    closeBytes: CLOSE_BYTES,
     key: (r) => (r.row !== undefined ? `row/${r.row}` : r.record === undefined ? `${r.fragment}` : `${r.fragment}/${r.record}`),
     cacheKey: (r) => new URL(r.row !== undefined ? `${r.pack}?row=${r.row}` : `${r.pack}?fragment=${r.fragment}${r.record === undefined ? "" : `&record=${r.record}`}`, base).href,
     describe: (run) => {

@@ -219,6 +219,51 @@ fn neighbors_links_dates_metadata_and_staleness() {
 }
 
 #[test]
+fn at_most_so_many_documents_and_hits_a_document_as_a_results_page_shows() {
+    let index = index();
+    let ids = |hits: &Value| -> Vec<(String, String)> {
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                let doc = h["citation"]["docId"].as_str().unwrap().to_string();
+                (doc, h["id"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
+    let all = ids(&run(index.path(), "valley", "hits", json!({"limit": 100})));
+    let documents: std::collections::HashSet<&String> = all.iter().map(|(d, _)| d).collect();
+    assert!(
+        documents.len() >= 3 && all.len() > documents.len(),
+        "{all:?}"
+    );
+    // The best hit of each of the first two documents, in the same order.
+    let mut first_two: Vec<&String> = Vec::new();
+    let mut expected: Vec<(String, String)> = Vec::new();
+    for (doc, id) in &all {
+        if !first_two.contains(&doc) && first_two.len() < 2 {
+            first_two.push(doc);
+            expected.push((doc.clone(), id.clone()));
+        }
+    }
+    let capped = run(
+        index.path(),
+        "valley",
+        "hits",
+        json!({"limit": 100, "maxDocuments": 2, "maxPerDocument": 1}),
+    );
+    assert_eq!(ids(&capped), expected);
+    // `limit` still bounds them.
+    let one = run(
+        index.path(),
+        "valley",
+        "hits",
+        json!({"limit": 1, "maxDocuments": 2}),
+    );
+    assert_eq!(ids(&one), all[..1].to_vec());
+}
+
+#[test]
 fn related_follows_links_without_touching_direct_scores() {
     let index = index();
     let direct = run(index.path(), "glacier valley", "hits", json!({"limit": 1}));

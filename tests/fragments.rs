@@ -146,6 +146,8 @@ fn options(mode: SearchMode, probes: Option<u32>) -> Vec<SearchOptions> {
             highlight: true,
             explain: true,
             max_links: 0,
+            max_documents: Some(3),
+            max_per_document: Some(2),
             ..base.clone()
         },
         // Filters: each field's fragment fetched, the same documents masked (links to the

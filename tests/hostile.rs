@@ -95,6 +95,10 @@ fn counts_past_their_limits_are_errors_and_counts_within_them_do_not_overflow() 
             "maxLinks must be at most 1000",
         ),
         (
+            json!({ "maxDocuments": 0 }),
+            "maxDocuments must be at least 1",
+        ),
+        (
             json!({ "highlight": true, "snippetLength": 4294967295u32 }),
             "snippetLength must be at most 10000",
         ),

@@ -117,6 +117,14 @@ pub struct SearchOptions {
     /// The most links listed on a hit (default 5); the rest are counted in `linksElided`.
     #[tsify(optional)]
     pub max_links: u32,
+    /// The hits of at most this many documents (those of the best hits): a hit of another
+    /// document is left out, as a results list of that many pages would drop it (default: any
+    /// number). A fragmented index fetches no text for what is left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_documents: Option<u32>,
+    /// At most this many hits of one document, its best (default: any number).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_per_document: Option<u32>,
     /// Keep only documents whose metadata matches: `{ field: value }` (equal, or contained in an
     /// array field), `{ field: [v1, v2] }` (any of), or `{ field: { gte, gt, lte, lt } }` (a range
     /// of numbers or ISO dates). `createdAt` and `updatedAt` can be filtered too.
@@ -225,6 +233,8 @@ impl Default for SearchOptions {
             related: false,
             related_hops: 1,
             max_links: 5,
+            max_documents: None,
+            max_per_document: None,
             filter: None,
             stale_days: 365,
             recency_weight: 0.0,

@@ -25,6 +25,34 @@ pub fn search<S: Source + ?Sized>(
     Ok(hits(source, query, context, options)?.map(|(hits, _)| hits))
 }
 
+/// The best `limit` candidates, of at most `maxDocuments` documents and `maxPerDocument` a
+/// document.
+fn shown_candidates<S: Source + ?Sized>(
+    source: &S,
+    candidates: &[Candidate],
+    options: &SearchOptions,
+) -> Vec<Candidate> {
+    let (documents, per_document) = (
+        options.max_documents.unwrap_or(u32::MAX) as usize,
+        options.max_per_document.unwrap_or(u32::MAX),
+    );
+    let mut taken: HashMap<u32, u32> = HashMap::new();
+    candidates
+        .iter()
+        .filter(|c| {
+            let doc = source.doc_of(c.chunk);
+            if !taken.contains_key(&doc) && taken.len() >= documents {
+                return false;
+            }
+            let n = taken.entry(doc).or_default();
+            *n += 1;
+            *n <= per_document
+        })
+        .take(options.limit as usize)
+        .cloned()
+        .collect()
+}
+
 /// A prompt's context (`buildContext`) from the hits of its search.
 pub fn build_context<S: Source + ?Sized>(
     source: &S,
@@ -51,13 +79,7 @@ fn hits<S: Source + ?Sized>(
     if let Some(wait) = rerank(source, query.text, &mut r.retrieved, options, context)? {
         return Ok(wait.widen());
     }
-    let chosen: Vec<Candidate> = r
-        .retrieved
-        .candidates
-        .iter()
-        .take(options.limit as usize)
-        .cloned()
-        .collect();
+    let chosen = shown_candidates(source, &r.retrieved.candidates, options);
     // The text of the hits shown, and of their neighbors.
     let mut wanted = Vec::new();
     for c in &chosen {

@@ -282,6 +282,16 @@ pub(crate) fn validate(options: &SearchOptions) -> Result<()> {
     )?;
     at_most("expand", options.expand, limits::EXPAND)?;
     at_most("maxLinks", options.max_links, limits::MAX_LINKS)?;
+    for (name, value) in [
+        ("maxDocuments", options.max_documents),
+        ("maxPerDocument", options.max_per_document),
+    ] {
+        if value == Some(0) {
+            return bad(format!(
+                "{name} must be at least 1 (leave it out for any number)"
+            ));
+        }
+    }
     if options.encoder == Some(crate::hit::Encoder::Given) {
         return bad("encoder must be \"model\" or \"static\"; to search with your own vector, call searchWithVector".into());
     }

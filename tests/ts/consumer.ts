@@ -58,7 +58,7 @@ export async function run(url: string, modelUrl: string): Promise<string[]> {
   const mode: SearchMode = "hybrid";
   const options: SearchOptions = {
     limit: 5, mode, fusion: "weighted", rrfK: 60, semanticWeight: 0.5, candidates: 100, highlight: true,
-    prefixHeadings: true, snippetLength: 120, explain: true, expand: 1, related: true, relatedHops: 2, maxLinks: 3,
+    prefixHeadings: true, snippetLength: 120, explain: true, expand: 1, related: true, relatedHops: 2, maxLinks: 3, maxDocuments: 5, maxPerDocument: 4,
     filter: { tags: "wasm", year: { gte: 2020 } }, staleDays: 365, recencyWeight: 0.5, recencyHalfLifeDays: 90, now: Date.now(),
     includeSummary: true, encoder: "static",
   };
