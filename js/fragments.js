@@ -5,7 +5,8 @@
 // and the query's vector is known; typo words and vector partitions; expansions' terms and
 // rows; the vector records of its best candidates; its hits' text). A round's ranges of one pack that lie close together are
 // joined into fewer requests (`fewer`): over HTTP/1.1 every six requests cost a round trip.
-// Fragments come by HTTP range requests into the packs, adjacent ones joined into one request.
+// Fragments come by HTTP range requests into the packs, those of a pack at most CLOSE_BYTES
+// apart joined into one request.
 // Nothing a host sends is taken on trust, since one bad answer must cost one search, not the
 // page: a 206 must say (Content-Range) that it is exactly the range asked, a body is read only
 // up to the length expected (the rest is never downloaded), and every request is given up after

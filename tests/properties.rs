@@ -374,6 +374,8 @@ fn options() -> impl Strategy<Value = SearchOptions> {
             finite(0.0, 1e30),
             finite(1e-30, 1e30),
             prop::option::of(finite(-1e300, 1e300)),
+            prop::option::of(1u32..=20),
+            prop::option::of(1u32..=20),
         ),
         (
             any::<bool>(),
@@ -399,6 +401,8 @@ fn options() -> impl Strategy<Value = SearchOptions> {
             related: b.5,
             related_hops: b.6,
             max_links: b.7,
+            max_documents: c.5,
+            max_per_document: c.6,
             filter: c.0,
             stale_days: c.1,
             recency_weight: c.2 as f32,
@@ -444,8 +448,14 @@ proptest! {
                 Ok(hits) => {
                     prop_assert!(query_ok, "no error for a query past the limits: {:?}", query);
                     prop_assert!(!no_vectors || hits.is_empty());
-                    let direct = hits.iter().filter(|h| h.via.is_none()).count();
-                    prop_assert!(direct <= options.limit as usize);
+                    let direct: Vec<_> = hits.iter().filter(|h| h.via.is_none()).collect();
+                    prop_assert!(direct.len() <= options.limit as usize);
+                    let mut per_document = std::collections::HashMap::new();
+                    for h in &direct {
+                        *per_document.entry(&h.citation.doc_id).or_insert(0u32) += 1;
+                    }
+                    prop_assert!(per_document.len() as u32 <= options.max_documents.unwrap_or(u32::MAX));
+                    prop_assert!(per_document.values().all(|&n| n <= options.max_per_document.unwrap_or(u32::MAX)));
                     for (i, hit) in hits.iter().enumerate() {
                         prop_assert_eq!(hit.rank as usize, i + 1);
                         for h in &hit.highlights {

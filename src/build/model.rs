@@ -33,16 +33,24 @@ pub fn load_source_model(dir: &Path) -> Result<(Embedder, ModelFiles)> {
 /// model's 12 MB.
 const COMMON_ROWS: usize = 2048;
 
-/// The tokens that most of the chunks' `texts` have (at most `COMMON_ROWS`, by how many texts
-/// have each, then id), with the token that pads a batch, ascending; and the share of the
-/// texts' tokens they are.
+/// The most texts `common_tokens` reads (evenly spread over them): a large site's common tokens
+/// are its sample's, for about a second of tokenizing.
+const COMMON_SAMPLE: usize = 5000;
+
+/// The tokens that most of the chunks' `texts` have (by how many texts have each, then id,
+/// counted over at most `COMMON_SAMPLE` of them) and the token that pads a batch, at most
+/// `COMMON_ROWS` in all, ascending; and the share of the texts' tokens they are.
 pub fn common_tokens<'a>(
     embedder: &Embedder,
     texts: impl Iterator<Item = &'a str>,
 ) -> Result<(Vec<u32>, f64)> {
+    let texts: Vec<&str> = texts.collect();
     let mut counts: HashMap<u32, (u64, u64)> = HashMap::new(); // texts, occurrences
     let mut ids = Vec::new();
-    for text in texts {
+    for text in texts
+        .iter()
+        .step_by(texts.len().div_ceil(COMMON_SAMPLE).max(1))
+    {
         ids.clear();
         ids.extend(embedder.token_ids(text)?);
         for &id in &ids {
@@ -58,7 +66,7 @@ pub fn common_tokens<'a>(
         counts.into_iter().map(|(id, (c, o))| (id, c, o)).collect();
     tokens.sort_unstable_by_key(|&(id, texts, _)| (std::cmp::Reverse(texts), id));
     let total: u64 = tokens.iter().map(|t| t.2).sum();
-    tokens.truncate(COMMON_ROWS);
+    tokens.truncate(COMMON_ROWS - 1); // and the pad token
     let covered: u64 = tokens.iter().map(|t| t.2).sum();
     let mut ids: Vec<u32> = tokens.into_iter().map(|t| t.0).collect();
     ids.push(embedder.pad_id());
