@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cairn::build::common_tokens;
-use cairn::embed::{quantize_model, write_f16_weights, Embedder, ModelFiles};
+use cairn::embed::{quantize_model, write_f16_weights, Embedder, ModelFiles, QuantizedModel};
 use cairn::store::rows::write_selection;
 use serde_json::Value;
 
@@ -84,6 +84,16 @@ fn half_precision_weights_keep_the_embeddings() {
     }
 }
 
+/// The 8-bit model `q8` of `source`, given the word-row packs `packs` (none: rows come apart).
+fn eight_bit(source: &ModelFiles, q8: &QuantizedModel, packs: Vec<Vec<u8>>) -> Embedder {
+    Embedder::load(ModelFiles {
+        weights: q8.weights.clone(),
+        word_packs: packs,
+        ..source.clone()
+    })
+    .unwrap()
+}
+
 #[test]
 fn the_eight_bit_model_keeps_the_embeddings_and_reads_only_the_rows_it_is_given() {
     let dir = model_dir();
@@ -93,14 +103,7 @@ fn the_eight_bit_model_keeps_the_embeddings_and_reads_only_the_rows_it_is_given(
     // The same weights give the same bytes.
     let again = quantize_model(&source).unwrap();
     assert!(q8.weights == again.weights && q8.packs == again.packs);
-    let loaded = |packs: Vec<Vec<u8>>| {
-        Embedder::load(ModelFiles {
-            weights: q8.weights.clone(),
-            word_packs: packs,
-            ..source.clone()
-        })
-        .unwrap()
-    };
+    let loaded = |packs| eight_bit(&source, &q8, packs);
     let whole = loaded(q8.packs.iter().map(|(_, b)| b.clone()).collect());
     let reference: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
@@ -147,14 +150,7 @@ fn the_eight_bit_model_keeps_the_embeddings_and_reads_only_the_rows_it_is_given(
 fn the_common_rows_give_their_tokens_rows_and_a_damaged_or_foreign_file_gives_none() {
     let source = ModelFiles::read_dir(&model_dir()).unwrap();
     let q8 = quantize_model(&source).unwrap();
-    let loaded = |packs: Vec<Vec<u8>>| {
-        Embedder::load(ModelFiles {
-            weights: q8.weights.clone(),
-            word_packs: packs,
-            ..source.clone()
-        })
-        .unwrap()
-    };
+    let loaded = |packs| eight_bit(&source, &q8, packs);
     let whole = loaded(q8.packs.iter().map(|(_, b)| b.clone()).collect());
     let texts = [
         "The index is written as fragments, fetched as queries need them.",
