@@ -172,18 +172,26 @@ fn the_common_rows_give_their_tokens_rows_and_a_damaged_or_foreign_file_gives_no
     }
     assert!(!sparse.missing_rows("zebra crossing").unwrap().is_empty());
 
-    // A damaged row, a cut file or another model's file is refused whole: nothing of it kept.
+    // A damaged row, a cut file, another model's file or one of more rows than the model has is
+    // refused whole: nothing of it kept.
     let fresh = loaded(Vec::new());
     let mut damaged = file.clone();
     let last = damaged.len() - 9;
     damaged[last] ^= 1;
     let mut foreign = file.clone();
     foreign[12] ^= 1; // a letter of the first pack's name
+                      // More rows than the model has (a crafted file): refused before any is read.
+    let rows_from = file.len() - ids.len() * 396;
+    let mut crafted = file.clone();
+    while crafted.len() - rows_from <= 30_522 * 396 {
+        crafted.extend_from_slice(&file[rows_from..]);
+    }
     for bad in [
         &damaged[..],
         &file[..file.len() - 3],
         &foreign[..],
         b"CAIRNSEL",
+        &crafted[..],
     ] {
         assert!(fresh.add_rows(bad).is_err());
         assert_eq!(fresh.missing_rows(texts[0]).unwrap().len(), {

@@ -29,7 +29,7 @@ pub fn load_source_model(dir: &Path) -> Result<(Embedder, ModelFiles)> {
     Ok((embedder, files))
 }
 
-/// The most word rows `common.cairnrows` holds: about 800 kB (400 kB gzip) beside the 8-bit
+/// The most word rows `common.cairnrows` holds: about 800 kB (750 kB gzip) beside the 8-bit
 /// model's 12 MB.
 const COMMON_ROWS: usize = 2048;
 

@@ -347,6 +347,9 @@ impl StaticTable {
         if rest.len() % row_length != 0 {
             return Err(refused("are cut short"));
         }
+        if rest.len() / row_length > self.rows_count as usize {
+            return Err(refused("are more than the table's rows"));
+        }
         let mut rows = Vec::with_capacity(rest.len() / row_length);
         for bytes in rest.chunks_exact(row_length) {
             let (key, record) = bytes.split_at(4);
