@@ -313,7 +313,8 @@ export class CairnSearch extends HTMLElement {
       const filter = this.#filter();
       const fields = this.#fields();
       // Only the hits of the pages shown, as many of a page as it shows at most, so a fragmented
-      // index fetches no text that is not shown.
+      // index fetches no text that is not shown (a page whose best chunks share a heading shows
+      // fewer sections than it has).
       const perPage = this.#number("sections", 3) + 1;
       const options = { limit: Math.min(60 * Math.ceil(this.#pages / 8), this.#pages * perPage), maxDocuments: this.#pages, maxPerDocument: perPage, highlight: true, snippetLength: 160, prefix: true, fuzzy: true, maxLinks: 0, ...(filter ? { filter } : {}) };
       // The filter pane's counts, and how many pages there are, from the same query: a field's

@@ -90,9 +90,10 @@ export async function fetchWithProgress(url, cache, onProgress, background = fal
 
 /**
  * The three model files from `baseUrl` (the weights named `weights`), through the cache (past
- * it with `fresh`). `keep()` stores the downloaded ones in the cache: call it once the model has
- * loaded from them. An 8-bit model's word rows are not among them: `modelRows` fetches a
- * query's.
+ * it with `fresh`), and an 8-bit model's common word rows if the folder has them (`common`, or
+ * null). `keep()` stores the downloaded ones in the cache: call it once the model has loaded
+ * from them; `dropCommon()` forgets common rows the model refused. The other word rows are not
+ * among them: `modelRows` fetches a query's.
  */
 export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights = WEIGHTS, background = false) {
   const cache = await openCache();
@@ -111,15 +112,19 @@ export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights
   // The 8-bit model's word rows of the tokens the index's text uses most, when the index wrote
   // them: without them (an older index, a failed fetch) each query fetches its own.
   got.common = null;
+  const commonUrl = `${base}/common.cairnrows`;
   if (weights.endsWith(".gguf")) {
-    const url = `${base}/common.cairnrows`;
     try {
-      const { bytes, fromCache } = await fetchWithProgress(url, fresh ? null : cache, null, background);
+      const { bytes, fromCache } = await fetchWithProgress(commonUrl, fresh ? null : cache, null, background);
       got.common = bytes;
-      if (fromCache) cached++;
-      else downloaded.push([url, bytes]);
+      if (!fromCache) downloaded.push([commonUrl, bytes]);
     } catch {}
   }
+  const dropCommon = () => {
+    const at = downloaded.findIndex(([url]) => url === commonUrl);
+    if (at >= 0) downloaded.splice(at, 1);
+    else cache?.delete(commonUrl).catch(() => {});
+  };
   const keep = async () => {
     for (const [url, bytes] of downloaded) {
       // A full or unavailable cache only costs the next visit a download.
@@ -131,19 +136,22 @@ export async function loadModelFiles(baseUrl, onProgress, fresh = false, weights
     fromCache: downloaded.length === 0,
     anyCached: cached > 0,
     keep,
+    dropCommon,
   };
 }
 
 /**
  * Adds the 8-bit model's common word rows (`files.common`) with `add`, if the folder has them.
- * Rows that do not fit the model (a stale or damaged copy) are left out: queries then fetch
- * their own.
+ * Rows that do not fit the model (a stale or damaged copy) are left out, and marked so that
+ * `attachModel` neither caches nor keeps them: queries then fetch their own.
  */
-export function addCommonRows(add, common) {
-  if (!common) return;
+export function addCommonRows(add, files) {
+  if (!files.common) return;
   try {
-    add(common);
-  } catch {}
+    add(files.common);
+  } catch {
+    files.commonRefused = true;
+  }
 }
 
 /**
@@ -156,9 +164,9 @@ export async function attachModel(
   index,
   modelUrl,
   onProgress,
-  load = ({ weights, tokenizer, config, common }) => {
-    index.loadModelFromBytes(weights, tokenizer, config);
-    addCommonRows((rows) => index.addModelRows(rows), common);
+  load = (files) => {
+    index.loadModelFromBytes(files.weights, files.tokenizer, files.config);
+    addCommonRows((rows) => index.addModelRows(rows), files);
   },
   weights = WEIGHTS,
   background = false,
@@ -171,6 +179,7 @@ export async function attachModel(
     model = await loadModelFiles(modelUrl, onProgress, true, weights, background);
     load(model.files);
   }
+  if (model.files.commonRefused) model.dropCommon();
   return model;
 }
 
@@ -592,9 +601,9 @@ async function openFragmented(modules, metaUrl, metaBytes, modelUrl, emit, timeo
             null,
             modelUrl,
             (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache }),
-            ({ weights, tokenizer, config, common }) => {
-              encoder = QueryEncoder.fromBytes(identity, weights, tokenizer, config);
-              addCommonRows((rows) => encoder.addRows(rows), common);
+            (files) => {
+              encoder = QueryEncoder.fromBytes(identity, files.weights, files.tokenizer, files.config);
+              addCommonRows((rows) => encoder.addRows(rows), files);
             },
             JSON.parse(identity).web_weights_file,
             true,

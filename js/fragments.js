@@ -42,7 +42,8 @@ const CLOSE_BYTES = 4096;
  * vector records would otherwise cost hundreds of kB to save their rounds), and never take the
  * round past ROUND_BYTES: two thirds of a later query's budget of 150 kB, the rest for the
  * rounds after it (the hits' text), so that joining never spends what the budget keeps (`fewer`).
- * Over HTTP/2 and HTTP/3 a round's requests all go at once: none are joined. */
+ * Over HTTP/2 and HTTP/3 a round's requests all go at once: only ranges at most CLOSE_BYTES
+ * apart are joined. */
 const ROUND_REQUESTS = 6;
 const ROUND_TRIP_BYTES = 48 * 1024;
 const ROUND_SPARE_BYTES = 64 * 1024;
@@ -295,7 +296,8 @@ export function packLoader({ base, cache, stats, key, cacheKey, add, describe, t
  * trip fewer (ROUND_REQUESTS fewer requests) costs at most ROUND_TRIP_BYTES between them, and
  * the round at most ROUND_SPARE_BYTES in all and ROUND_BYTES with what it needs. */
 function fewer(runs) {
-  const needed = runs.reduce((n, run) => n + run.reduce((m, r) => m + r.length, 0), 0);
+  // What the round fetches already, the bytes between its close ranges included.
+  const needed = runs.reduce((n, run) => n + run.at(-1).offset + run.at(-1).length - run[0].offset, 0);
   let spare = Math.min(ROUND_SPARE_BYTES, ROUND_BYTES - needed);
   while (runs.length > ROUND_REQUESTS) {
     const trial = runs.slice();
@@ -344,7 +346,8 @@ export async function openFragments(FragmentedIndex, metaUrl, metaBytes, score, 
   const base = new URL("p/", metaUrl);
   const cache = await openCache(index.hash);
   const stats = { requests: 1, bytes: metaBytes.length, fromCache: 0 };
-  // Over HTTP/2 and HTTP/3 a round's requests all go at once: none are joined (ROUND_REQUESTS).
+  // Over HTTP/2 and HTTP/3 a round's requests all go at once: only close ranges are joined
+  // (ROUND_REQUESTS, CLOSE_BYTES).
   const protocol = globalThis.performance?.getEntriesByName?.(String(metaUrl))?.at(-1)?.nextHopProtocol ?? "";
   const load = packLoader({
     base,

@@ -40,10 +40,10 @@ export async function openMutable(modules, { indexUrl, modelUrl, store, weightsF
   let rows = null;
   if (modelUrl && (!index || index.hasVectors)) {
     const onProgress = (loaded, total, fromCache) => emit({ event: "progress", what: "model", loaded, total, fromCache });
-    const load = ({ weights: w, tokenizer, config, common }) => {
-      if (index) index.loadModelFromBytes(w, tokenizer, config);
-      else index = SearchIndex.empty(w, tokenizer, config, weights);
-      addCommonRows((rows) => index.addModelRows(rows), common);
+    const load = (files) => {
+      if (index) index.loadModelFromBytes(files.weights, files.tokenizer, files.config);
+      else index = SearchIndex.empty(files.weights, files.tokenizer, files.config, weights);
+      addCommonRows((rows) => index.addModelRows(rows), files);
     };
     const { fromCache, keep } = await attachModel(null, modelUrl, onProgress, load, weights);
     keep();

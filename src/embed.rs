@@ -318,12 +318,15 @@ impl Embedder {
     }
 
     /// The word rows embedding `text` needs that are not loaded yet (none for a model with its
-    /// whole table): each once, by token id.
+    /// whole table), the pad token's too (texts embedded together need it): each once, by
+    /// token id.
     pub fn missing_rows(&self, text: &str) -> Result<Vec<RowRequest>> {
         let crate::encoder::Words::Rows(rows) = &self.model.word else {
             return Ok(Vec::new());
         };
         let mut ids = self.token_ids(text)?;
+        // And the pad token's, which texts embedded together need.
+        ids.push(self.pad_id());
         ids.sort_unstable();
         ids.dedup();
         let rows = rows.read().expect("no writer panics");

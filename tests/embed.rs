@@ -127,6 +127,8 @@ fn the_eight_bit_model_keeps_the_embeddings_and_reads_only_the_rows_it_is_given(
     let mut tokenizer = tokenizers::Tokenizer::from_bytes(&source.tokenizer).unwrap();
     tokenizer.with_padding(None);
     let mut ids = tokenizer.encode(text, true).unwrap().get_ids().to_vec();
+    // And the pad token's row, which texts embedded together need.
+    ids.push(sparse.pad_id());
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(need.iter().map(|r| r.row).collect::<Vec<_>>(), ids);
@@ -140,6 +142,13 @@ fn the_eight_bit_model_keeps_the_embeddings_and_reads_only_the_rows_it_is_given(
     }
     assert!(sparse.missing_rows(text).unwrap().is_empty());
     assert_eq!(sparse.embed(text).unwrap(), whole.embed(text).unwrap());
+    // Texts embedded together, the shorter padded (a hit's sentences), with the rows they named.
+    let pair = [text, "install the target"];
+    assert!(sparse.missing_rows(pair[1]).unwrap().is_empty());
+    assert_eq!(
+        sparse.embed_batch(&pair).unwrap(),
+        whole.embed_batch(&pair).unwrap()
+    );
     // A damaged row is refused and changes nothing.
     let r = &sparse.missing_rows("zebra").unwrap()[0];
     assert!(sparse.add_row(r.row, &[0u8; 10]).is_err());
@@ -196,6 +205,7 @@ fn the_common_rows_give_their_tokens_rows_and_a_damaged_or_foreign_file_gives_no
         assert!(fresh.add_rows(bad).is_err());
         assert_eq!(fresh.missing_rows(texts[0]).unwrap().len(), {
             let mut t = whole.token_ids(texts[0]).unwrap();
+            t.push(whole.pad_id());
             t.sort_unstable();
             t.dedup();
             t.len()

@@ -308,7 +308,12 @@ fn same_answers(
                 // Document search: the same documents, chunks and facets (`timing` aside).
                 for (whole, facets) in [(false, vec!["tags", "docType", "year"]), (true, vec![])] {
                     let documents = DocumentSearchOptions {
-                        search: options.clone(),
+                        // A search's shape of hits is refused by document search.
+                        search: SearchOptions {
+                            max_documents: None,
+                            max_per_document: None,
+                            ..options.clone()
+                        },
                         only_matching_chunks: !whole,
                         include_full_docs: whole,
                         facets: facets.into_iter().map(String::from).collect(),

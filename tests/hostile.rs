@@ -402,6 +402,21 @@ fn misspelled_options_are_errors_for_documents_and_context_too() {
         "{}",
         String::from_utf8_lossy(&documents.stderr)
     );
+    // A search's shape of hits is not a document search's: said, not ignored.
+    let shaped = cairn(&[
+        "search",
+        s(index.path()),
+        "install",
+        "--output",
+        "documents",
+        "--options",
+        r#"{"maxDocuments": 2}"#,
+    ]);
+    let stderr = String::from_utf8_lossy(&shaped.stderr);
+    assert!(
+        !shaped.status.success() && stderr.contains("searchDocuments gives `limit` documents"),
+        "{stderr}"
+    );
     let context = cairn(&[
         "search",
         s(index.path()),

@@ -143,7 +143,7 @@ pub(super) fn copy_web_model(
     for name in [ModelFiles::TOKENIZER, ModelFiles::CONFIG] {
         write_synced(&to.join(name), &std::fs::read(from.join(name))?)?;
     }
-    // The first part's common rows (those of its share of the text).
+    // The first part's common rows (every part reads every document's text).
     if let Ok(common) = std::fs::read(from.join(ModelFiles::COMMON)) {
         write_synced(&to.join(ModelFiles::COMMON), &common)?;
     }

@@ -258,6 +258,11 @@ pub fn search_documents<S: Source + ?Sized>(
     clock_ms: impl Fn() -> f64,
 ) -> Result<Step<DocumentSearchResponse>> {
     let started = clock_ms();
+    if options.search.max_documents.is_some() || options.search.max_per_document.is_some() {
+        return Err(crate::error::Error::InvalidInput(
+            "maxDocuments and maxPerDocument shape a search's hits; searchDocuments gives `limit` documents, each with its matching chunks".into(),
+        ));
+    }
     let wanted = documents::documents_wanted(options);
     let doc_of = |chunk: u32| source.doc_of(chunk);
     let mut search = options.search.clone();

@@ -246,6 +246,8 @@ test("fetch.js caches a model only once it loaded, and fetches a stale cached on
   const junk = await open("junkrows");
   assert.equal(junk.event.ready, true);
   assert.ok(junk.index.modelRows(words).length > 0);
+  // and are not kept: the next visit fetches them anew.
+  assert.ok(store.has(`${base}/junkrows/${WEIGHTS}`) && !store.has(`${base}/junkrows/common.cairnrows`), [...store.keys()].join(" "));
   junk.index.free();
   // Weights that do not load are reported and never cached.
   const damaged = await open("damaged");
