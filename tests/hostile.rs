@@ -366,71 +366,44 @@ fn a_build_killed_at_any_moment_leaves_a_whole_index() {
 #[test]
 fn misspelled_options_are_errors_for_documents_and_context_too() {
     let index = lexical_index(&fixtures());
+    let search = |output: &str, options: &str| {
+        let out = cairn(&[
+            "search",
+            s(index.path()),
+            "install",
+            "--output",
+            output,
+            "--options",
+            options,
+        ]);
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
     for output in ["documents", "context"] {
         for options in [
             json!({ "limt": 3 }),
             json!({ "chunkTreshold": 0.5 }),
             json!({ "tokenBudgett": 5 }),
         ] {
-            let out = cairn(&[
-                "search",
-                s(index.path()),
-                "install",
-                "--output",
-                output,
-                "--options",
-                &options.to_string(),
-            ]);
-            let stderr = String::from_utf8_lossy(&out.stderr);
+            let (ok, stderr) = search(output, &options.to_string());
             assert!(
-                !out.status.success() && stderr.contains("unknown field"),
+                !ok && stderr.contains("unknown field"),
                 "{output} {options}: {stderr}"
             );
         }
     }
-    let documents = cairn(&[
-        "search",
-        s(index.path()),
-        "install",
-        "--output",
-        "documents",
-        "--options",
-        r#"{"chunkThreshold": 0.5, "limit": 2}"#,
-    ]);
-    assert!(
-        documents.status.success(),
-        "{}",
-        String::from_utf8_lossy(&documents.stderr)
-    );
+    let (ok, stderr) = search("documents", r#"{"chunkThreshold": 0.5, "limit": 2}"#);
+    assert!(ok, "{stderr}");
     // A search's shape of hits is not a document search's: said, not ignored.
-    let shaped = cairn(&[
-        "search",
-        s(index.path()),
-        "install",
-        "--output",
-        "documents",
-        "--options",
-        r#"{"maxDocuments": 2}"#,
-    ]);
-    let stderr = String::from_utf8_lossy(&shaped.stderr);
+    let (ok, stderr) = search("documents", r#"{"maxDocuments": 2}"#);
     assert!(
-        !shaped.status.success() && stderr.contains("searchDocuments gives `limit` documents"),
+        !ok && stderr.contains("searchDocuments gives `limit` documents"),
         "{stderr}"
     );
-    let context = cairn(&[
-        "search",
-        s(index.path()),
-        "install",
-        "--output",
-        "context",
-        "--options",
-        r#"{"tokenBudget": 50}"#,
-    ]);
-    assert!(
-        context.status.success(),
-        "{}",
-        String::from_utf8_lossy(&context.stderr)
-    );
+    let (ok, stderr) = search("context", r#"{"tokenBudget": 50}"#);
+    assert!(ok, "{stderr}");
 }
 
 #[test]
