@@ -244,23 +244,21 @@ impl Searcher {
     /// Adds one of the 8-bit model's word rows from its record's bytes.
     #[cfg(feature = "model")]
     pub fn add_model_row(&self, row: u32, bytes: &[u8]) -> Result<()> {
-        match &self.embedder {
-            Some(embedder) => embedder.add_row(row, bytes),
-            None => Err(Error::Model(
-                "no model is loaded; load it before its word rows".into(),
-            )),
-        }
+        self.loaded_model()?.add_row(row, bytes)
     }
 
     /// Adds the model's common word rows (`Embedder::add_rows`); how many.
     #[cfg(feature = "model")]
     pub fn add_model_rows(&self, bytes: &[u8]) -> Result<usize> {
-        match &self.embedder {
-            Some(embedder) => embedder.add_rows(bytes),
-            None => Err(Error::Model(
-                "no model is loaded; load it before its word rows".into(),
-            )),
-        }
+        self.loaded_model()?.add_rows(bytes)
+    }
+
+    /// The loaded model, which word rows are added to.
+    #[cfg(feature = "model")]
+    fn loaded_model(&self) -> Result<&Embedder> {
+        self.embedder
+            .as_deref()
+            .ok_or_else(|| Error::Model("no model is loaded; load it before its word rows".into()))
     }
 
     /// Gives the static tier every row at once (native: read from the index's packs).
